@@ -1,0 +1,141 @@
+"""Build the HTML site, one language at a time, never leaving a half-built one.
+
+Usage:
+    python conf/build_site.py html [LANG ...]     local build into _build/html/<lang>/
+    python conf/build_site.py readthedocs         one language, as Read the Docs asks
+
+Each language is built into a staging copy of its last good output and swapped
+in only when Sphinx succeeds, so a failed or interrupted build leaves the
+previous site in place. Catalogs are checked with ``msgfmt -c`` before any
+Sphinx run. Examples execute once: Sphinx-Gallery skips an example whose
+source is unchanged since it last ran, so the later languages reuse the first
+one's results.
+
+Exit codes: 0 built, 1 a check or a build failed, 2 bad usage.
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from languages import LANGUAGES, by_sphinx_code, from_readthedocs  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SPHINX_OPTS = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
+
+
+def check_catalogs(lang):
+    """Return True if every .po of *lang* compiles; print msgfmt's file:line errors."""
+    ok = True
+    for po in sorted((ROOT / "locale" / lang / "LC_MESSAGES").rglob("*.po")):
+        result = subprocess.run(
+            ["msgfmt", "-c", "-o", os.devnull, str(po)],
+            capture_output=True,
+            text=True,
+        )
+        if result.returncode != 0:
+            ok = False
+            sys.stderr.write(result.stderr)
+    return ok
+
+
+def sphinx_build(lang, outdir, doctrees):
+    """Run sphinx-build for *lang*; return its exit code."""
+    cmd = [
+        sys.executable, "-m", "sphinx", "-b", "html", "-c", str(ROOT / "conf"),
+        "-D", f"language={lang}", "-d", str(doctrees), *SPHINX_OPTS,
+        str(ROOT / "docs"), str(outdir),
+    ]  # fmt: skip
+    print(f"--- building {lang} ---", flush=True)
+    return subprocess.run(cmd, cwd=ROOT).returncode
+
+
+def build_atomically(lang, final, doctrees):
+    """Build *lang* into a staging copy of *final* and swap it in on success."""
+    staging = final.with_name(f".{final.name}.staging")
+    old = final.with_name(f".{final.name}.old")
+    for leftover in (staging, old):
+        shutil.rmtree(leftover, ignore_errors=True)
+    if final.is_dir():
+        shutil.copytree(final, staging, symlinks=True)  # keeps mtimes: incremental
+    if sphinx_build(lang, staging, doctrees) != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        # The environment may say pages are current that were never published.
+        (doctrees / "environment.pickle").unlink(missing_ok=True)
+        print(f"error: {lang} build failed; {final} was left as it was", file=sys.stderr)
+        return False
+    if final.exists():
+        final.rename(old)
+    staging.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+    return True
+
+
+def write_root_index(outdir):
+    """Write the page that sends a visitor to the language their browser prefers."""
+    template = (ROOT / "conf" / "_templates" / "root-index.html").read_text("utf-8")
+    links = "\n".join(
+        f'    <li><a href="{lang.sphinx}/index.html" hreflang="{lang.html}" '
+        f'lang="{lang.html}">{lang.name}</a></li>'
+        for lang in LANGUAGES
+    )
+    (outdir / "index.html").write_text(template.replace("{{ links }}", links), "utf-8")
+
+
+def build_local(langs):
+    """Build *langs* into _build/html/<lang>/ plus the root index."""
+    for lang in langs:
+        by_sphinx_code(lang)
+    outdir = ROOT / "_build" / "html"
+    bad = [lang for lang in langs if lang != "en" and not check_catalogs(lang)]
+    if bad:
+        print(f"error: broken catalogs for {', '.join(bad)}; nothing was built",
+              file=sys.stderr)
+        return 1
+    outdir.mkdir(parents=True, exist_ok=True)
+    for lang in langs:
+        if not build_atomically(lang, outdir / lang, ROOT / "_build" / "doctrees" / lang):
+            return 1
+    write_root_index(outdir)
+    return 0
+
+
+def build_readthedocs():
+    """Build the language of this Read the Docs project into $READTHEDOCS_OUTPUT/html."""
+    try:
+        lang = from_readthedocs(os.environ["READTHEDOCS_LANGUAGE"])
+        output = Path(os.environ["READTHEDOCS_OUTPUT"]).resolve()
+    except KeyError as missing:
+        print(f"error: {missing} is not set; is this Read the Docs?", file=sys.stderr)
+        return 2
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if lang != "en" and not check_catalogs(lang):
+        return 1
+    output.mkdir(parents=True, exist_ok=True)
+    ok = build_atomically(lang, output / "html", ROOT / "_build" / "doctrees" / f"rtd-{lang}")
+    return 0 if ok else 1
+
+
+def main(argv=None):
+    """Parse the command line and build."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", choices=["html", "readthedocs"])
+    parser.add_argument("languages", nargs="*", default=[lang.sphinx for lang in LANGUAGES])
+    args = parser.parse_args(argv)
+    if args.mode == "readthedocs":
+        return build_readthedocs()
+    try:
+        return build_local(args.languages)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

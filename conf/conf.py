@@ -1,0 +1,104 @@
+"""The one Sphinx configuration for every language (pass ``-c conf``).
+
+Languages differ only by ``-D language=``; settings that depend on the
+language are filled in by a ``config-inited`` handler in ``site_language.py``.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from languages import LANGUAGES  # noqa: E402  (needs the path above)
+
+# -- Project -----------------------------------------------------------------
+
+project = "Data Parallelism in PyTorch"
+author = "The dp-tutorial authors"
+copyright = "2026, " + author
+language = "en"
+root_doc = "index"
+
+extensions = [
+    "myst_parser",
+    "sphinx_design",
+    "sphinx_copybutton",
+    "sphinx_gallery.gen_gallery",
+    "notfound.extension",
+    "site_language",
+    "language_switcher",
+    "gpu_tabs",
+    "example_guard",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+exclude_patterns = ["auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip"]
+# Absolute: the gettext builder resolves template paths against the source
+# folder, the HTML builder against this one.
+templates_path = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "_templates")]
+# A link that does not resolve is a bug in every language.
+nitpicky = True
+
+# -- Internationalisation ----------------------------------------------------
+
+locale_dirs = ["../locale"]
+gettext_compact = False
+gettext_uuid = False
+gettext_location = True
+gettext_last_translator = "dp-tutorial translators"
+gettext_language_team = "dp-tutorial translators"
+# Marks each translatable node translated/untranslated (used by bilingual.py).
+translation_progress_classes = True
+site_languages = LANGUAGES
+
+# -- HTML --------------------------------------------------------------------
+
+html_theme = "furo"
+html_title = project
+html_static_path = ["_static"]
+html_css_files = ["site.css"]
+html_js_files = ["bilingual.js"]
+html_copy_source = False
+html_show_sourcelink = False
+html_last_updated_fmt = None
+html_theme_options = {
+    "top_of_page_buttons": [],
+    "navigation_with_keys": True,
+}
+
+# -- 404 page (sphinx-notfound-page) -----------------------------------------
+
+# Filled in per language by site_language.py; ``None`` means relative links.
+notfound_urls_prefix = None
+
+# -- Copy buttons ------------------------------------------------------------
+
+# Gallery code blocks hold no prompts; output blocks (``.sphx-glr-script-out``)
+# get no button at all, so a copy is always code only.
+copybutton_selector = "div:not(.sphx-glr-script-out) > div.highlight pre"
+copybutton_exclude = ".linenos, .gp, .go"
+
+# -- Sphinx-Gallery ----------------------------------------------------------
+
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
+    # Every example runs; a skipped one would publish a page without output.
+    "filename_pattern": r"/plot_",
+    "within_subsection_order": "FileNameSortKey",
+    "image_scrapers": ("matplotlib",),
+    "reset_modules": ("matplotlib", "example_guard.arm_timeout"),
+    "reset_modules_order": "both",
+    # Run times change on every build; they must never become msgids.
+    "min_reported_time": float("inf"),
+    "write_computation_times": False,
+    "show_signature": False,
+    "show_memory": False,
+    "remove_config_comments": True,
+    "download_all_examples": False,
+    "first_notebook_cell": None,
+    "capture_repr": (),
+    "matplotlib_animations": False,
+}
+# Seconds an example may run before the build gives up on it.
+example_timeout = float(os.environ.get("DP_EXAMPLE_TIMEOUT", "300"))

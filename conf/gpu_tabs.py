@@ -1,0 +1,45 @@
+"""Turn the subsections of a section marked ``gpu-tabs`` into sphinx-design tabs.
+
+Sphinx-Gallery pages are linear (prose, code, output, prose, ...), so a
+``tab-set`` directive cannot wrap code cells. Instead the example marks its
+Results section with ``.. rst-class:: gpu-tabs`` and writes one subsection
+per GPU count; this transform rebuilds them as the containers sphinx-design's
+own ``tab-set`` directive creates, and sphinx-design renders them.
+"""
+
+from docutils import nodes
+from sphinx.transforms import SphinxTransform
+from sphinx_design.shared import create_component
+
+
+class SectionsToTabs(SphinxTransform):
+    """Replace the subsections of each ``gpu-tabs`` section with one tab-set."""
+
+    # After the i18n Locale transform (20), so tab labels are translated.
+    default_priority = 800
+
+    def apply(self, **kwargs):
+        for section in list(self.document.findall(nodes.section)):
+            if "gpu-tabs" not in section["classes"]:
+                continue
+            subsections = [c for c in section.children if isinstance(c, nodes.section)]
+            if not subsections:
+                continue
+            tab_set = create_component("tab-set", classes=["sd-tab-set", "gpu-tab-set"])
+            for sub in subsections:
+                title = sub.next_node(nodes.title)
+                label = nodes.rubric("", "", *title.children, classes=["sd-tab-label"])
+                label["ids"] = list(sub["ids"])  # keep the anchors working
+                content = create_component("tab-content", classes=["sd-tab-content"])
+                content.extend(c for c in sub.children if c is not title)
+                item = create_component("tab-item", classes=["sd-tab-item"])
+                item += [label, content]
+                tab_set += item
+                section.remove(sub)
+            section += tab_set
+
+
+def setup(app):
+    """Register the transform."""
+    app.add_transform(SectionsToTabs)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

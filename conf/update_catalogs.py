@@ -1,0 +1,120 @@
+"""Merge the English .pot files into the translators' .po catalogs, losing nothing.
+
+Usage:
+    python conf/update_catalogs.py update POT_DIR LANG...   merge (make update-po)
+    python conf/update_catalogs.py prune POT_DIR LANG...    drop obsolete (make prune-po)
+
+``update`` creates a catalog for each new page and merges every other one with
+GNU ``msgmerge --previous``: a changed English sentence turns its entry fuzzy,
+keeps the old translation and records the old English as ``#| msgid``
+(sphinx-intl merges with Babel, which does not write ``#|``). Entries whose
+English disappeared stay as obsolete ``#~`` entries, and catalogs of removed
+pages stay, until ``prune``. It is idempotent: a catalog is rewritten only when
+something besides the POT-Creation-Date header changed.
+
+Exit codes: 0 done, 1 a tool failed, 2 bad usage.
+"""
+
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import polib
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCALE = ROOT / "locale"
+WIDTH = "79"
+_CREATION_DATE = re.compile(r'^"POT-Creation-Date: .*\\n"\n', re.MULTILINE)
+
+
+def _same_but_date(old, new):
+    """Return True if two catalogs differ at most in POT-Creation-Date."""
+    return _CREATION_DATE.sub("", old) == _CREATION_DATE.sub("", new)
+
+
+def _new_catalog(pot, lang):
+    """Return the text of an empty catalog for *lang* made from *pot*."""
+    catalog = polib.pofile(str(pot), wrapwidth=int(WIDTH))
+    catalog.metadata["Language"] = lang
+    catalog.metadata["Language-Team"] = f"{lang} <dp-tutorial translators>"
+    catalog.metadata["Plural-Forms"] = "nplurals=1; plural=0;"
+    catalog.metadata.pop("Last-Translator", None)
+    return str(catalog)
+
+
+def merge(pot, po, lang):
+    """Merge *pot* into *po*; return "created", "updated" or "unchanged"."""
+    old = po.read_text("utf-8") if po.exists() else None
+    base = old if old is not None else _new_catalog(pot, lang)
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp, "in.po"), Path(tmp, "out.po")
+        src.write_text(base, "utf-8")
+        subprocess.run(
+            ["msgmerge", "--quiet", "--previous", f"--width={WIDTH}",
+             "-o", str(out), str(src), str(pot)],
+            check=True,
+        )  # fmt: skip
+        new = out.read_text("utf-8")
+    if old is not None and _same_but_date(old, new):
+        return "unchanged"
+    po.parent.mkdir(parents=True, exist_ok=True)
+    po.write_text(new, "utf-8")
+    return "created" if old is None else "updated"
+
+
+def update(pot_dir, langs):
+    """Merge every .pot under *pot_dir* into each language's catalogs."""
+    pots = sorted(pot_dir.rglob("*.pot"))
+    if not pots:
+        print(f"error: no .pot files under {pot_dir}; run `make gettext`", file=sys.stderr)
+        return 1
+    for lang in langs:
+        counts = {"created": 0, "updated": 0, "unchanged": 0}
+        for pot in pots:
+            po = LOCALE / lang / "LC_MESSAGES" / pot.relative_to(pot_dir).with_suffix(".po")
+            result = merge(pot, po, lang)
+            counts[result] += 1
+            if result != "unchanged":
+                print(f"{result}: {po.relative_to(ROOT)}")
+        print(f"{lang}: " + ", ".join(f"{n} {what}" for what, n in counts.items()))
+    return 0
+
+
+def prune(pot_dir, langs):
+    """Remove obsolete entries, and catalogs whose page no longer exists."""
+    for lang in langs:
+        for po in sorted((LOCALE / lang / "LC_MESSAGES").rglob("*.po")):
+            rel = po.relative_to(LOCALE / lang / "LC_MESSAGES").with_suffix(".pot")
+            if not (pot_dir / rel).exists():
+                po.unlink()
+                print(f"removed: {po.relative_to(ROOT)} (its page is gone)")
+                continue
+            catalog = polib.pofile(str(po), wrapwidth=int(WIDTH))
+            obsolete = catalog.obsolete_entries()
+            if obsolete:
+                subprocess.run(
+                    ["msgattrib", "--no-obsolete", f"--width={WIDTH}", "-o", str(po), str(po)],
+                    check=True,
+                )
+                print(f"pruned {len(obsolete)} obsolete from {po.relative_to(ROOT)}")
+    return 0
+
+
+def main(argv=None):
+    """Dispatch to update or prune."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) < 3 or argv[0] not in ("update", "prune"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    command, pot_dir, langs = argv[0], Path(argv[1]), argv[2:]
+    try:
+        return (update if command == "update" else prune)(pot_dir, langs)
+    except subprocess.CalledProcessError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,346 @@
+"""
+.. _dataparallel-tutorial:
+
+Train on several GPUs with ``nn.DataParallel``
+==============================================
+
+PyTorch runs your model on one GPU unless you tell it otherwise.
+``nn.DataParallel`` is the shortest way to use more than one: it splits
+every batch across the GPUs, runs a copy of the model on each part, and
+joins the results. This page builds the classic example step by step and then
+shows what it prints on 1, 2, 3 and 8 GPUs.
+
+Every output on this page was produced by running the code while the site was
+built. Where the build machine had fewer GPUs than a result needs, the result
+comes from a CPU emulation of ``nn.DataParallel``, and its output says so.
+"""
+
+# %%
+# Imports and parameters
+# ----------------------
+#
+# The model and the data are deliberately tiny, so that what you watch is how
+# the batches move, not the arithmetic.
+
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+input_size = 5
+output_size = 2
+
+batch_size = 30
+data_size = 100
+
+# %%
+# Choosing a device
+# -----------------
+#
+# A ``torch.device`` names where tensors and parameters live. We use the first
+# GPU when there is one and the CPU otherwise, so the same script runs
+# everywhere.
+
+device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+print("Device:", device)
+
+# %%
+# Moving things to that device looks the same for a module and a tensor, but
+# behaves differently. ``module.to(device)`` moves the module's parameters
+# *in place* and returns the same module, so the result may be ignored.
+# ``tensor.to(device)`` returns a *copy* on the device and leaves the original
+# where it was, so the result must be assigned.
+
+layer = nn.Linear(input_size, output_size)
+print("module.to() returns the same module:", layer.to(device) is layer)
+
+cpu_tensor = torch.ones(2, input_size)
+moved = cpu_tensor.to(device)  # keep the returned tensor; cpu_tensor stays put
+print("original on", cpu_tensor.device, "| returned copy on", moved.device)
+
+# %%
+# A dataset of random vectors
+# ---------------------------
+#
+# The dataset holds ``data_size`` random vectors of length ``input_size``. The
+# ``DataLoader`` shuffles them and hands them out in batches of
+# ``batch_size``, so one pass yields batches of 30, 30, 30 and 10.
+
+
+class RandomDataset(Dataset):
+    """``length`` random vectors of ``size`` numbers each."""
+
+    def __init__(self, size, length):
+        self.len = length
+        self.data = torch.randn(length, size)
+
+    def __getitem__(self, index):
+        return self.data[index]
+
+    def __len__(self):
+        return self.len
+
+
+_ = torch.manual_seed(0)  # the same data on every build
+rand_loader = DataLoader(
+    dataset=RandomDataset(input_size, data_size), batch_size=batch_size, shuffle=True
+)
+
+# %%
+# A model that reports what it sees
+# ---------------------------------
+#
+# One linear layer is enough. Its ``forward`` prints the size of the input it
+# receives and of the output it returns, which is how we will see what each
+# GPU gets to work on.
+
+
+class Model(nn.Module):
+    """One linear layer that prints the sizes it sees."""
+
+    def __init__(self, input_size, output_size):
+        super().__init__()
+        self.fc = nn.Linear(input_size, output_size)
+
+    def forward(self, input):
+        output = self.fc(input)
+        print("\tIn Model: input size", input.size(), "output size", output.size())
+        return output
+
+
+# %%
+# Wrapping the model in ``nn.DataParallel``
+# -----------------------------------------
+#
+# This is the only change the model needs. When more than one GPU is visible
+# we wrap it in ``nn.DataParallel``; then we move it to the device as usual.
+# With one GPU or none the wrapper would change nothing, so we skip it.
+
+model = Model(input_size, output_size)
+if torch.cuda.device_count() > 1:
+    print("Let's use", torch.cuda.device_count(), "GPUs!")
+    model = nn.DataParallel(model)
+
+model.to(device)
+
+# %%
+# Running the model
+# -----------------
+#
+# The loop prints the sizes seen *outside* the model. Inside, each GPU prints
+# its own share of the batch. The output below is from the machine that built
+# this page.
+
+for data in rand_loader:
+    input = data.to(device)
+    output = model(input)
+    print("Outside: input size", input.size(), "output_size", output.size())
+
+# %%
+# .. _dataparallel-emulation:
+#
+# How this page shows several GPUs
+# --------------------------------
+#
+# To show the results for 1, 2, 3 and 8 GPUs on every build, the page needs
+# that many GPUs. When the build machine has them, the results come from the
+# real ``nn.DataParallel``. When it does not, they come from the class below.
+# It keeps ``nn.DataParallel``'s own ``forward`` (scatter, replicate, apply,
+# gather) and replaces only the four steps that need CUDA:
+#
+# * **scatter** splits every tensor with ``torch.chunk`` along ``dim``, the
+#   same rule the real scatter uses, but leaves the pieces on the CPU;
+# * **replicate** gives each replica its own differentiable copy of the
+#   parameters, so their gradients are summed back into the original ones;
+# * **parallel_apply** runs the replicas one after another, in order;
+# * **gather** concatenates the outputs along ``dim``.
+#
+# Only as many replicas run as there are chunks, exactly as on real GPUs.
+
+from torch.func import functional_call
+
+
+class EmulatedDataParallel(nn.DataParallel):
+    """``nn.DataParallel`` for ``n_devices`` pretend GPUs, on the CPU."""
+
+    def __init__(self, module, n_devices, dim=0):
+        super().__init__(module, dim=dim)
+        self.module.cpu()  # with one real GPU, DataParallel moved it there
+        self.dim = dim  # without CUDA, DataParallel.__init__ returned early
+        self.device_ids = list(range(n_devices))
+        self.output_device = self.device_ids[0]
+        self.src_device_obj = torch.device("cpu")
+
+    def scatter(self, inputs, kwargs, device_ids):
+        count, dim = len(device_ids), self.dim
+
+        def split(obj):  # the structure rules of torch.nn.parallel.scatter
+            if isinstance(obj, torch.Tensor):
+                return list(torch.chunk(obj, count, dim))
+            if isinstance(obj, (tuple, list)) and obj:
+                return [type(obj)(part) for part in zip(*map(split, obj))]
+            if isinstance(obj, dict) and obj:
+                parts = zip(*map(split, obj.values()))
+                return [type(obj)(zip(obj, part)) for part in parts]
+            return [obj] * count
+
+        scattered = split(inputs) if inputs else []
+        scattered_kwargs = split(kwargs) if kwargs else []
+        scattered += [()] * (len(scattered_kwargs) - len(scattered))
+        scattered_kwargs += [{}] * (len(scattered) - len(scattered_kwargs))
+        return tuple(scattered), tuple(scattered_kwargs)
+
+    def replicate(self, module, device_ids):
+        replicas = []
+        for _ in device_ids:
+            tensors = module.state_dict(keep_vars=True)  # parameters and buffers
+            state = {name: t.clone() for name, t in tensors.items()}
+            replicas.append(
+                lambda *args, state=state, **kw: functional_call(module, state, args, kw)
+            )
+        return replicas
+
+    def parallel_apply(self, replicas, inputs, kwargs):
+        return [replica(*args, **kw) for replica, args, kw in zip(replicas, inputs, kwargs)]
+
+    def gather(self, outputs, output_device):
+        def join(parts):
+            first = parts[0]
+            if isinstance(first, torch.Tensor):
+                return torch.cat(parts, self.dim)
+            if isinstance(first, dict):
+                return type(first)((key, join([p[key] for p in parts])) for key in first)
+            return type(first)(map(join, zip(*parts)))
+
+        return join(outputs)
+
+
+# %%
+# The function below runs one pass over the data on ``n_gpus`` GPUs, real or
+# emulated, prints what produced the output, and also returns the batch sizes
+# each replica received, so the comparison further down is measured too.
+
+
+def run_on(n_gpus):
+    """Run one pass over the data with ``n_gpus`` replicas; return their batch sizes."""
+    _ = torch.manual_seed(0)
+    inner = Model(input_size, output_size)
+    seen = []
+    inner.register_forward_pre_hook(lambda module, args: seen[-1].append(len(args[0])))
+    if torch.cuda.device_count() >= n_gpus:
+        print(f"# {n_gpus} × {torch.cuda.get_device_name(0)} (real nn.DataParallel)")
+        where = torch.device("cuda:0")
+        model = nn.DataParallel(inner.to(where), device_ids=list(range(n_gpus)))
+    else:
+        print(f"# {n_gpus} GPU{'s' if n_gpus > 1 else ''} emulated on CPU")
+        where = torch.device("cpu")
+        model = EmulatedDataParallel(inner, n_gpus)
+    for data in rand_loader:
+        seen.append([])
+        input = data.to(where)
+        output = model(input)
+        print("Outside: input size", input.size(), "output_size", output.size())
+    return [sorted(sizes, reverse=True) for sizes in seen]
+
+
+observed = {}
+
+# %%
+# .. rst-class:: gpu-tabs
+#
+# Results
+# -------
+#
+# Each tab shows one pass over the data. Every batch of 30 (and the last
+# batch of 10) is cut into equal chunks of ``ceil(B / N)`` rows, and each GPU
+# prints the chunk it received before the loop prints the whole batch.
+# On real GPUs the replicas run at the same time, so their lines can appear in
+# any order; here they are printed in replica order.
+#
+# 1 GPU
+# ^^^^^
+#
+# With one GPU there is nothing to split: the model sees each whole batch.
+
+observed[1] = run_on(1)
+
+# %%
+# 2 GPUs
+# ^^^^^^
+#
+# Each batch is halved: 15 and 15, then 5 and 5.
+
+observed[2] = run_on(2)
+
+# %%
+# 3 GPUs
+# ^^^^^^
+#
+# Thirty rows split evenly. The last batch of 10 does not: chunks of
+# ``ceil(10 / 3) = 4`` rows give 4, 4 and 2.
+
+observed[3] = run_on(3)
+
+# %%
+# 8 GPUs
+# ^^^^^^
+#
+# Chunks of ``ceil(30 / 8) = 4`` rows give seven chunks of 4 and one of 2. For
+# the last batch, chunks of ``ceil(10 / 8) = 2`` rows give only five chunks,
+# so only five replicas run and three GPUs stay idle.
+
+observed[8] = run_on(8)
+
+# %%
+# The four runs side by side
+# --------------------------
+#
+# The table lists the rows each replica received, collected while the runs
+# above executed.
+
+batch_labels = [f"batch {i + 1}" for i in range(len(observed[1]))]
+print(f"{'GPUs':>4} | " + " | ".join(f"{label:<15}" for label in batch_labels).rstrip())
+for n_gpus, batches in observed.items():
+    cells = [" ".join(str(size) for size in sizes) for sizes in batches]
+    print(f"{n_gpus:>4} | " + " | ".join(f"{cell:<15}" for cell in cells).rstrip())
+
+# %%
+# The same numbers as a picture: each bar is one pass over the 100 samples,
+# and each colour is one GPU.
+
+try:
+    import matplotlib.pyplot as plt
+except ImportError:
+    plt = None
+    print("matplotlib is not installed, so the figure is skipped.")
+
+if plt is not None:
+    fig, ax = plt.subplots(figsize=(8, 3.2), layout="constrained")
+    colours = plt.get_cmap("tab10").colors
+    for row, (n_gpus, batches) in enumerate(observed.items()):
+        start = 0
+        for sizes in batches:
+            for gpu, size in enumerate(sizes):
+                ax.barh(row, size, left=start, color=colours[gpu], edgecolor="white")
+                ax.text(start + size / 2, row, size, ha="center", va="center", fontsize=8)
+                start += size
+            ax.axvline(start, color="black", linewidth=1.5)
+    ax.set_yticks(range(len(observed)), [f"{n} × GPU" for n in observed])
+    ax.invert_yaxis()
+    ax.set_xlim(0, data_size)
+    ax.set_xlabel("samples (black lines separate batches of 30, 30, 30, 10)")
+    plt.show()
+
+# %%
+# What to remember
+# ----------------
+#
+# * Wrap the model once with ``nn.DataParallel(model)`` and move it with
+#   ``model.to(device)``; the training loop stays the same.
+# * Assign the result of ``tensor.to(device)``; a module moves in place.
+# * Each batch is split into chunks of ``ceil(B / N)`` rows, so a small last
+#   batch can leave GPUs idle.
+# * PyTorch now recommends ``DistributedDataParallel`` even on one machine.
+#   :ref:`dataparallel-in-depth` explains the parameters, the gradients and
+#   when to switch.
+
+# sphinx_gallery_thumbnail_number = 1
