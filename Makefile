@@ -57,7 +57,7 @@ livehtml: $(VENV)/.installed ## Live preview of LANGUAGE (default zh_CN) at http
 	  --ignore '*/auto_examples/*' --ignore '*.mo' docs _build/live/$(LANGUAGE)
 
 test: $(VENV)/.installed ## Run the whole test suite (builds the site once)
-	$(PY) -m pytest tests
+	$(PY) -m pytest -ra tests
 
 bench: $(VENV)/.installed ## Time fresh, partial and no-change builds; print medians
 	$(PY) conf/bench.py
