@@ -1,0 +1,61 @@
+"""Run .readthedocs.yaml's build commands locally, as Read the Docs would."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from bs4 import BeautifulSoup
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "conf"))
+
+from languages import LANGUAGES, from_readthedocs  # noqa: E402
+
+
+def build_commands():
+    """The non-install commands of .readthedocs.yaml (the venv has the packages)."""
+    config = yaml.safe_load((ROOT / ".readthedocs.yaml").read_text("utf-8"))
+    assert config["version"] == 2
+    return [cmd for cmd in config["build"]["commands"] if "pip install" not in cmd]
+
+
+def test_language_codes_are_mapped():
+    assert from_readthedocs("zh-cn") == "zh_CN"
+    assert from_readthedocs("zh-tw") == "zh_TW"
+    assert from_readthedocs("en") == "en"
+    with pytest.raises(ValueError, match="zh_CN"):
+        from_readthedocs("zh_CN")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES, ids=lambda lang: lang.rtd)
+def test_readthedocs_build(site, tmp_path, lang):
+    env = {
+        **os.environ,
+        "READTHEDOCS": "True",
+        "READTHEDOCS_LANGUAGE": lang.rtd,
+        "READTHEDOCS_VERSION": "latest",
+        "READTHEDOCS_OUTPUT": str(tmp_path / "out"),
+        "PATH": f"{ROOT / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    }
+    for command in build_commands():
+        result = subprocess.run(
+            command, shell=True, cwd=ROOT, env=env, capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    html = tmp_path / "out" / "html"
+    page = html / "auto_examples" / "plot_01_dataparallel.html"
+    soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
+    assert soup.html["lang"] == lang.html
+    links = {a["hreflang"]: a["href"] for a in soup.select("nav.language-switcher a")}
+    for other in LANGUAGES:
+        if other != lang:
+            # /<rtd>/latest/auto_examples/x.html -> ../../../<other>/latest/...
+            assert links[other.html] == (
+                f"../../../{other.rtd}/latest/auto_examples/plot_01_dataparallel.html"
+            )
+    assert (html / "index.html").is_file() and (html / "404.html").is_file()
+    not_found = (html / "404.html").read_text("utf-8")
+    assert f"/{lang.rtd}/latest/_static/" in not_found

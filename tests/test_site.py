@@ -1,0 +1,117 @@
+"""End-to-end checks of the built trilingual site (one shared build)."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+PAGES = [
+    "index",
+    "translating",
+    "auto_examples/index",
+    "auto_examples/plot_01_dataparallel",
+    "auto_examples/plot_02_dataparallel_in_depth",
+]
+
+
+def read_page(site, lang, page):
+    """Parse one built page."""
+    return BeautifulSoup((site / lang / f"{page}.html").read_text("utf-8"), "html.parser")
+
+
+def resolve(page_file, href):
+    """Resolve a relative link the way a browser does (no network)."""
+    return (page_file.parent / href.split("#")[0]).resolve()
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_exists_in_every_language(site, languages, page):
+    for lang in languages:
+        assert (site / lang.sphinx / f"{page}.html").is_file(), (lang.sphinx, page)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_html_lang_and_hreflang(site, languages, page):
+    for lang in languages:
+        soup = read_page(site, lang.sphinx, page)
+        assert soup.html["lang"] == lang.html
+        alternates = {
+            link["hreflang"]: link["href"]
+            for link in soup.find_all("link", rel="alternate")
+            if link.get("hreflang")
+        }
+        assert set(alternates) == {"en", "zh-CN", "zh-TW", "x-default"}
+        page_file = site / lang.sphinx / f"{page}.html"
+        for other in languages:
+            target = resolve(page_file, alternates[other.html])
+            assert target == (site / other.sphinx / f"{page}.html").resolve()
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_switcher_links_to_the_same_page(site, languages, page):
+    for lang in languages:
+        soup = read_page(site, lang.sphinx, page)
+        switcher = soup.select_one("nav.language-switcher")
+        assert switcher is not None, "no language switcher"
+        links = {a["hreflang"]: a["href"] for a in switcher.find_all("a")}
+        current = switcher.select_one("[aria-current=page]")
+        assert current.get_text(strip=True) == lang.name
+        others = [other for other in languages if other != lang]
+        assert set(links) == {other.html for other in others}
+        page_file = site / lang.sphinx / f"{page}.html"
+        for other in others:
+            target = resolve(page_file, links[other.html])
+            assert target == (site / other.sphinx / f"{page}.html").resolve()
+            assert target.is_file()
+
+
+def search_terms(site, lang):
+    """Return the terms of one language's search index."""
+    text = (site / lang / "searchindex.js").read_text("utf-8")
+    index = json.loads(text[text.index("(") + 1 : text.rindex(")")])
+    return set(index["terms"]) | set(index["titleterms"])
+
+
+@pytest.mark.parametrize("lang", ["zh_CN", "zh_TW"])
+def test_chinese_search_index_has_chinese_words(site, lang):
+    terms = search_terms(site, lang)
+    chinese = {term for term in terms if re.search(r"[\u4e00-\u9fff]", term)}
+    # jieba segments into words; without it, no Chinese term is indexed at all.
+    assert len(chinese) > 50, sorted(chinese)[:20]
+    # The glossary's "data parallelism", as jieba cuts it for search.
+    words = {"zh_CN": {"数据", "并行"}, "zh_TW": {"資料", "平行"}}[lang]
+    assert words <= chinese
+
+
+def test_english_search_index(site):
+    terms = search_terms(site, "en")
+    assert {"dataparallel", "gpu"} <= terms
+
+
+def test_root_index_redirects_by_browser_language(site, languages):
+    html = (site / "index.html").read_text("utf-8")
+    soup = BeautifulSoup(html, "html.parser")
+    hrefs = {a["hreflang"]: a["href"] for a in soup.find_all("a")}
+    for lang in languages:
+        assert (site / hrefs[lang.html]).is_file()
+    script = soup.find("script").string
+    assert "zh_TW" in script and "zh_CN" in script and "navigator.languages" in script
+
+
+def test_tutorial_outputs_were_executed_in_every_language(site, languages):
+    for lang in languages:
+        soup = read_page(site, lang.sphinx, "auto_examples/plot_01_dataparallel")
+        outputs = [pre.get_text() for pre in soup.select(".sphx-glr-script-out pre")]
+        joined = "\n".join(outputs)
+        for n_gpus in (1, 2, 3, 8):
+            assert re.search(rf"# {n_gpus} (GPUs? emulated on CPU|× .+)", joined), n_gpus
+        assert "Outside: input size torch.Size([10, 5])" in joined
+        # No translated text inside executed output.
+        assert not re.search(r"[\u4e00-\u9fff]", joined)
+
+
+def test_build_output_has_no_build_time_paths(site):
+    text = (site / "en" / "auto_examples" / "plot_01_dataparallel.html").read_text("utf-8")
+    assert str(Path(__file__).resolve().parent.parent) not in text
