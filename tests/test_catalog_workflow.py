@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import copy_project
 
 ROOT = Path(__file__).resolve().parent.parent
 DATE = re.compile(r'^"POT-Creation-Date: .*$', re.MULTILINE)
@@ -14,13 +15,7 @@ DATE = re.compile(r'^"POT-Creation-Date: .*$', re.MULTILINE)
 @pytest.fixture(scope="module")
 def project_copy(site, tmp_path_factory):
     """A copy of the sources and catalogs, sharing the already executed gallery."""
-    copy = tmp_path_factory.mktemp("project")
-    for name in ("docs", "examples", "conf", "locale"):
-        shutil.copytree(ROOT / name, copy / name, symlinks=True)
-    shutil.copy2(ROOT / "Makefile", copy / "Makefile")
-    shutil.copy2(ROOT / "requirements.txt", copy / "requirements.txt")
-    (copy / ".venv").symlink_to(ROOT / ".venv")
-    return copy
+    return copy_project(tmp_path_factory.mktemp("project"))
 
 
 def make(project, target):
