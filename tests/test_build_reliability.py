@@ -1,0 +1,133 @@
+"""A bad build fails loudly and never replaces the last good site (on copies)."""
+
+import hashlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+
+import pytest
+from conftest import copy_project
+
+BROKEN = '"""\nBroken\n======\n"""\n\nraise RuntimeError("deliberately broken example")\n'
+HANGS = '"""\nHangs\n=====\n"""\n\nimport time\n\ntime.sleep(600)\n'
+
+
+@pytest.fixture
+def project(site, tmp_path):
+    """A project copy whose last good English and zh_TW sites are already there."""
+    copy = copy_project(tmp_path / "project")
+    for lang in ("en", "zh_TW"):
+        shutil.copytree(site / lang, copy / "_build" / "html" / lang)
+    return copy
+
+
+def digest(folder):
+    """Map every file under *folder* to its sha256."""
+    return {
+        path.relative_to(folder): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def build(project, *langs, timeout=300, **env):
+    """Run the site build in *project*; return the completed process."""
+    return subprocess.run(
+        [sys.executable, "conf/build_site.py", "html", *langs], cwd=project,
+        capture_output=True, text=True, timeout=timeout, env={**os.environ, **env},
+    )  # fmt: skip
+
+
+def assert_untouched(project, lang, before):
+    """The language's last good site is exactly as it was, with no leftovers."""
+    html = project / "_build" / "html"
+    assert digest(html / lang) == before
+    assert not (html / f".{lang}.staging").exists()
+
+
+def test_failing_example_names_it_and_keeps_the_site(project):
+    before = digest(project / "_build" / "html" / "en")
+    (project / "examples" / "plot_99_broken.py").write_text(BROKEN)
+    result = build(project, "en")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "plot_99_broken.py" in output and "Traceback" in output
+    assert "deliberately broken example" in output
+    assert_untouched(project, "en", before)
+
+
+def test_hung_example_is_stopped_by_the_timeout(project):
+    before = digest(project / "_build" / "html" / "en")
+    (project / "examples" / "plot_99_hangs.py").write_text(HANGS)
+    result = build(project, "en", timeout=120, DP_EXAMPLE_TIMEOUT="3")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "plot_99_hangs.py ran longer than 3 s" in output
+    assert_untouched(project, "en", before)
+
+
+def test_broken_catalog_fails_with_file_and_line_before_any_html(project):
+    before = {lang: digest(project / "_build" / "html" / lang) for lang in ("en", "zh_TW")}
+    po = project / "locale" / "zh_TW" / "LC_MESSAGES" / "index.po"
+    with po.open("a", encoding="utf-8") as catalog:
+        catalog.write('\nmsgid "An unterminated\nmsgstr ""\n')
+    lines = po.read_text("utf-8").splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if "An unterminated" in text)
+    result = build(project, "en", "zh_TW")
+    assert result.returncode == 1
+    # msgfmt notices the missing quote at the end of that line or on the next.
+    reported = rf"locale/zh_TW/LC_MESSAGES/index\.po:({line}|{line + 1}):"
+    assert re.search(reported, result.stderr), result.stderr
+    assert "--- building" not in result.stdout  # not even English was rebuilt
+    for lang, digests in before.items():
+        assert_untouched(project, lang, digests)
+
+
+def test_interrupted_build_keeps_the_site_and_recovers(project):
+    before = digest(project / "_build" / "html" / "en")
+    (project / "docs" / "index.md").write_text(
+        (project / "docs" / "index.md").read_text("utf-8") + "\nOne more sentence.\n", "utf-8"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "conf/build_site.py", "html", "en"], cwd=project,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    for line in process.stdout:
+        if line.startswith("writing output"):
+            os.killpg(process.pid, signal.SIGKILL)
+            break
+    process.wait(timeout=60)
+    assert process.returncode == -signal.SIGKILL, "the build ended before it was interrupted"
+    assert digest(project / "_build" / "html" / "en") == before
+
+    result = build(project, "en")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert not (project / "_build" / "html" / ".en.staging").exists()
+    index = (project / "_build" / "html" / "en" / "index.html").read_text("utf-8")
+    assert "One more sentence." in index
+
+
+def test_fresh_builds_are_byte_identical_with_source_date_epoch(site, tmp_path):
+    project = copy_project(tmp_path / "project", with_gallery=False)
+    html = project / "_build" / "html"
+    digests = []
+    for _ in range(2):
+        shutil.rmtree(project / "_build", ignore_errors=True)
+        shutil.rmtree(project / "docs" / "auto_examples", ignore_errors=True)
+        result = build(project, "en", "zh_TW", SOURCE_DATE_EPOCH="1700000000")
+        assert result.returncode == 0, result.stderr[-3000:]
+        digests.append(digest(html))
+    differing = sorted(
+        str(name) for name in digests[0].keys() | digests[1].keys()
+        if digests[0].get(name) != digests[1].get(name)
+    )  # fmt: skip
+    assert differing == []
+
+
+def test_unknown_language_is_refused(project):
+    result = build(project, "fr")
+    assert result.returncode == 2
+    assert "unknown language 'fr'" in result.stderr
