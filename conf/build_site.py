@@ -1,4 +1,4 @@
-"""Build the HTML site, one language at a time, never leaving a half-built one.
+"""Build the HTML site, language by language, never leaving a half-built one.
 
 Usage:
     python conf/build_site.py html [LANG ...]     local build into _build/html/<lang>/
@@ -9,16 +9,21 @@ in only when Sphinx succeeds, so a failed or interrupted build leaves the
 previous site in place. Catalogs are checked with ``msgfmt -c`` before any
 Sphinx run. Examples execute once: Sphinx-Gallery skips an example whose
 source is unchanged since it last ran, so the later languages reuse the first
-one's results.
+one's results and are built side by side. A language none of whose inputs
+(sources, its catalogs, the build machinery) changed since its last good build
+is not rebuilt at all.
 
 Exit codes: 0 built, 1 a check or a build failed, 2 bad usage.
 """
 
 import argparse
+import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -43,18 +48,37 @@ def check_catalogs(lang):
     return ok
 
 
-def sphinx_build(lang, outdir, doctrees):
-    """Run sphinx-build for *lang*; return its exit code."""
+def input_digest(lang):
+    """Hash everything a language's pages are made from (not generated files)."""
+    digest = hashlib.sha256(" ".join(SPHINX_OPTS).encode())
+    digest.update(os.environ.get("DP_EXAMPLE_TIMEOUT", "").encode())
+    files = [ROOT / "requirements.txt", ROOT / "locale" / "glossary.csv"]
+    for folder in ("docs", "examples", "conf", f"locale/{lang}"):
+        files += (ROOT / folder).rglob("*")
+    for path in sorted(files):
+        rel = path.relative_to(ROOT).as_posix()
+        if path.is_file() and not re.search(r"auto_examples/|__pycache__/|\.mo$", rel):
+            digest.update(rel.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def sphinx_build(lang, outdir, doctrees, log=None):
+    """Run sphinx-build for *lang*, its output to *log* if given; return its exit code."""
     cmd = [
         sys.executable, "-m", "sphinx", "-b", "html", "-c", str(ROOT / "conf"),
         "-D", f"language={lang}", "-d", str(doctrees), *SPHINX_OPTS,
         str(ROOT / "docs"), str(outdir),
     ]  # fmt: skip
     print(f"--- building {lang} ---", flush=True)
-    return subprocess.run(cmd, cwd=ROOT).returncode
+    if log is None:
+        return subprocess.run(cmd, cwd=ROOT).returncode
+    with open(log, "w", encoding="utf-8") as out:
+        code = subprocess.run(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT).returncode
+    print(f"--- {lang} ---\n" + Path(log).read_text("utf-8"), end="", flush=True)
+    return code
 
 
-def build_atomically(lang, final, doctrees):
+def build_atomically(lang, final, doctrees, log=None):
     """Build *lang* into a staging copy of *final* and swap it in on success."""
     staging = final.with_name(f".{final.name}.staging")
     old = final.with_name(f".{final.name}.old")
@@ -62,7 +86,7 @@ def build_atomically(lang, final, doctrees):
         shutil.rmtree(leftover, ignore_errors=True)
     if final.is_dir():
         shutil.copytree(final, staging, symlinks=True)  # keeps mtimes: incremental
-    if sphinx_build(lang, staging, doctrees) != 0:
+    if sphinx_build(lang, staging, doctrees, log) != 0:
         shutil.rmtree(staging, ignore_errors=True)
         # The environment may say pages are current that were never published.
         (doctrees / "environment.pickle").unlink(missing_ok=True)
@@ -97,8 +121,31 @@ def build_local(langs):
               file=sys.stderr)
         return 1
     outdir.mkdir(parents=True, exist_ok=True)
+    stamps = ROOT / "_build" / "stamps"
+    stamps.mkdir(parents=True, exist_ok=True)
+    todo = []
     for lang in langs:
-        if not build_atomically(lang, outdir / lang, ROOT / "_build" / "doctrees" / lang):
+        stamp = stamps / f"{lang}.sha256"
+        digest = input_digest(lang)
+        if (outdir / lang).is_dir() and stamp.is_file() and stamp.read_text() == digest:
+            print(f"--- {lang}: nothing changed since the last build ---")
+        else:
+            stamp.unlink(missing_ok=True)
+            todo.append((lang, stamp, digest))
+
+    def build(lang, stamp, digest, log=None):
+        ok = build_atomically(lang, outdir / lang, ROOT / "_build" / "doctrees" / lang, log)
+        if ok:
+            stamp.write_text(digest)
+        return ok
+
+    # The first build executes changed examples; the others then reuse the
+    # results and run side by side, each logging to its own file.
+    if todo and not build(*todo[0]):
+        return 1
+    with ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool:
+        jobs = [pool.submit(build, *job, stamps / f"{job[0]}.log") for job in todo[1:]]
+        if not all(job.result() for job in jobs):
             return 1
     write_root_index(outdir)
     return 0

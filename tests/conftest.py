@@ -1,6 +1,5 @@
 """Shared fixtures: one full build of the site for every end-to-end test."""
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -31,17 +30,3 @@ def languages():
     """The site's languages."""
     return LANGUAGES
 
-
-def copy_project(dest, with_gallery=True):
-    """Copy the sources, catalogs and build machinery into *dest*.
-
-    The copy shares the repository's .venv. With *with_gallery*, it also gets
-    the already executed gallery (docs/auto_examples), so examples don't rerun.
-    """
-    ignore = None if with_gallery else shutil.ignore_patterns("auto_examples")
-    for name in ("docs", "examples", "conf", "locale"):
-        shutil.copytree(ROOT / name, dest / name, symlinks=True, ignore=ignore)
-    for name in ("Makefile", "requirements.txt", ".readthedocs.yaml"):
-        shutil.copy2(ROOT / name, dest / name)
-    (dest / ".venv").symlink_to(ROOT / ".venv")
-    return dest

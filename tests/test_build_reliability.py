@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import copy_project
+from project_copy import copy_project  # conf/ is on sys.path (conftest)
 
 BROKEN = '"""\nBroken\n======\n"""\n\nraise RuntimeError("deliberately broken example")\n'
 HANGS = '"""\nHangs\n=====\n"""\n\nimport time\n\ntime.sleep(600)\n'

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import copy_project
+from project_copy import copy_project  # conf/ is on sys.path (conftest)
 
 ROOT = Path(__file__).resolve().parent.parent
 DATE = re.compile(r'^"POT-Creation-Date: .*$', re.MULTILINE)

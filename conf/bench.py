@@ -1,0 +1,123 @@
+"""Benchmark the site build: fresh, partial and no-change builds (make bench).
+
+Every scenario runs REPEAT times (default 3) in a scratch copy of the project,
+so the working tree's _build/ is left alone. Prints a table of median wall
+times, their ratio to the fresh three-language build, how many examples each
+build executed, and the peak resident memory of the largest build process.
+
+Usage: python conf/bench.py [--repeat N]
+Exit codes: 0 done, 1 a build failed.
+"""
+
+import argparse
+import json
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import polib
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from project_copy import copy_project  # noqa: E402
+
+EXAMPLE = "examples/plot_01_dataparallel.py"
+PO = "locale/zh_TW/LC_MESSAGES/index.po"
+# Runs a command and reports its peak RSS (the largest waited-for descendant).
+MEASURE = (
+    "import json, resource, subprocess, sys;"
+    "rc = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT).returncode;"
+    "print(json.dumps({'rc': rc, 'kib': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))"
+)
+
+
+def build(project, langs):
+    """Run `make html` for *langs*; return (seconds, examples executed, peak MiB)."""
+    log = project / "_build" / "bench.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    cmd = ["bash", "-c", f'make --no-print-directory html LANGUAGES="{langs}" > {log} 2>&1']
+    start = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-c", MEASURE, *cmd], cwd=project, capture_output=True, text=True
+    )
+    seconds = time.perf_counter() - start
+    report = json.loads(result.stdout)
+    text = log.read_text("utf-8", errors="replace")
+    if report["rc"] != 0:
+        sys.exit(f"build failed in {project}:\n{text[-3000:]}")
+    executed = sum(int(n) for n in re.findall(r"successfully executed (\d+) out of", text))
+    return seconds, executed, report["kib"] / 1024
+
+
+def clean(project):
+    """Remove everything a build generates."""
+    shutil.rmtree(project / "_build", ignore_errors=True)
+    shutil.rmtree(project / "docs" / "auto_examples", ignore_errors=True)
+    for mo in (project / "locale").rglob("*.mo"):
+        mo.unlink()
+
+
+def toggle(project, path, one, other):
+    """Swap *one* and *other* in a file of the project, whichever is there."""
+    file = project / path
+    text = file.read_text("utf-8")
+    old, new = (one, other) if one in text else (other, one)
+    assert old in text, f"neither {one!r} nor {other!r} in {path}"
+    file.write_text(text.replace(old, new, 1), "utf-8")
+
+
+def scenarios(project):
+    """Yield (name, prepare, languages); prepare() readies the tree for one run."""
+    all_langs = "en zh_CN zh_TW"
+    yield "fresh build, 3 languages", lambda: clean(project), all_langs
+    yield "fresh build, English only", lambda: clean(project), "en"
+    yield "no-change rebuild", lambda: None, all_langs
+
+    def edit_po():
+        catalog = polib.pofile(str(project / PO), wrapwidth=79)
+        entry = catalog.translated_entries()[0]
+        entry.msgstr = entry.msgstr[:-1] if entry.msgstr.endswith(" ") else entry.msgstr + " "
+        catalog.save()
+
+    yield "one zh_TW .po entry edited", edit_po, all_langs
+    prose = ("deliberately tiny", "deliberately very tiny")
+    yield "example prose edited", lambda: toggle(project, EXAMPLE, *prose), all_langs
+    code = ("batch_size = 30\n", "batch_size = 30  # rows per batch\n")
+    yield "example code edited", lambda: toggle(project, EXAMPLE, *code), all_langs
+
+
+def main(argv=None):
+    """Run every scenario, then print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="dp-bench-") as tmp:
+        project = copy_project(Path(tmp) / "project", with_gallery=False)
+        for name, prepare, langs in scenarios(project):
+            runs = []
+            for _ in range(args.repeat):
+                prepare()
+                runs.append(build(project, langs))
+                print(f"  {name}: {runs[-1][0]:.1f} s", file=sys.stderr, flush=True)
+            rows.append((name, runs))
+            if name.startswith("fresh build, English"):
+                build(project, "en zh_CN zh_TW")  # later scenarios start from a full site
+    fresh = statistics.median(r[0] for r in rows[0][1])
+    print(f"\n{'scenario':<30} {'median s':>9} {'x fresh':>8} {'examples run':>13} {'peak MiB':>9}")
+    for name, runs in rows:
+        median = statistics.median(r[0] for r in runs)
+        executed = "/".join(sorted({str(r[1]) for r in runs}))
+        peak = max(r[2] for r in runs)
+        print(f"{name:<30} {median:>9.1f} {median / fresh:>8.2f} {executed:>13} {peak:>9.0f}")
+    print(f"\n{args.repeat} runs each; 'examples run' counts executions per build "
+          f"(2 examples in total); peak MiB is the largest single build process.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

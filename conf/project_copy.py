@@ -1,0 +1,22 @@
+"""Copy the project's sources into a scratch folder, for tests and benchmarks."""
+
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def copy_project(dest, with_gallery=True):
+    """Copy sources, catalogs and build machinery into *dest*; return *dest*.
+
+    The copy shares the repository's .venv. With *with_gallery* it also gets
+    the already executed gallery (docs/auto_examples), so examples don't rerun.
+    """
+    dest = Path(dest)
+    ignore = None if with_gallery else shutil.ignore_patterns("auto_examples")
+    for name in ("docs", "examples", "conf", "locale"):
+        shutil.copytree(ROOT / name, dest / name, symlinks=True, ignore=ignore)
+    for name in ("Makefile", "requirements.txt", ".readthedocs.yaml"):
+        shutil.copy2(ROOT / name, dest / name)
+    (dest / ".venv").symlink_to(ROOT / ".venv")
+    return dest
