@@ -250,9 +250,10 @@ observed = {}
 # Results
 # -------
 #
-# Each tab shows one pass over the data. Every batch of 30 (and the last
-# batch of 10) is cut into equal chunks of ``ceil(B / N)`` rows, and each GPU
-# prints the chunk it received before the loop prints the whole batch.
+# Each tab shows one pass over the data. Every batch of ``B`` rows (30, and
+# 10 for the last one) is cut into chunks of ``ceil(B / N)`` rows, the last
+# chunk taking what is left, and each GPU prints the chunk it received before
+# the loop prints the whole batch.
 # On real GPUs the replicas run at the same time, so their lines can appear in
 # any order; here they are printed in replica order.
 #

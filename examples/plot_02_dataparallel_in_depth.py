@@ -81,8 +81,7 @@ print("tensor_split instead:", [len(chunk) for chunk in torch.tensor_split(batch
 #    model = nn.DataParallel(model.to("cuda:2"), device_ids=[2, 3])
 #
 # Without CUDA at all, ``nn.DataParallel`` calls the module directly and
-# ignores ``device_ids``. This is what happens on the machine that built this
-# page:
+# ignores ``device_ids``. The machine that built this page printed:
 
 import torch.nn as nn
 
@@ -95,10 +94,10 @@ if not torch.cuda.is_available():
 # Small batches leave GPUs idle
 # -----------------------------
 #
-# Because each chunk has ``ceil(B / N)`` rows, a batch smaller than a few
-# times the number of GPUs fills fewer chunks than there are GPUs, and
-# ``nn.DataParallel`` only starts as many replicas as there are chunks. On 8
-# GPUs:
+# Because each chunk has ``ceil(B / N)`` rows, a batch with fewer than about
+# twice as many rows as there are GPUs can fill fewer chunks than there are
+# GPUs, and ``nn.DataParallel`` only starts as many replicas as there are
+# chunks. On 8 GPUs:
 
 gpus = 8
 for rows in (1, 2, 5, 9, 10, 16, 30):
