@@ -44,7 +44,7 @@ def check_examples(app):
         )
         raise ExtensionError("example(s) failed, no HTML written\n" + report)
     ran = {Path(p).name for p in conf["passing_examples"] + conf["stale_examples"]}
-    examples = sorted(Path(app.srcdir, conf["examples_dirs"]).glob("plot_*.py"))
+    examples = sorted(Path(app.srcdir, conf["examples_dirs"]).glob("*.py"))
     missing = [p.name for p in examples if p.name not in ran]
     if missing:
         raise ExtensionError("example(s) did not run: " + ", ".join(missing))

@@ -131,3 +131,20 @@ def test_unknown_language_is_refused(project):
     result = build(project, "fr")
     assert result.returncode == 2
     assert "unknown language 'fr'" in result.stderr
+
+
+def test_example_that_would_not_run_fails_the_build(project):
+    before = digest(project / "_build" / "html" / "en")
+    # Sphinx-Gallery renders a script that does not match filename_pattern
+    # without running it: a page with no output.
+    (project / "examples" / "intro_not_run.py").write_text(BROKEN.replace("raise", "print"))
+    result = build(project, "en")
+    assert result.returncode != 0
+    assert "did not run: intro_not_run.py" in result.stdout + result.stderr
+    assert_untouched(project, "en", before)
+
+
+def test_turning_execution_off_fails_the_build(project):
+    result = build(project, "en", SPHINXOPTS="-W --keep-going -D plot_gallery=0")
+    assert result.returncode != 0
+    assert "plot_gallery is off" in result.stdout + result.stderr
