@@ -30,6 +30,8 @@ extensions = [
     "gpu_tabs",
     "example_guard",
     "reproducible_zips",
+    "bilingual",
+    "chinese_search",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -58,7 +60,7 @@ html_theme = "furo"
 html_title = project
 html_static_path = ["_static"]
 html_css_files = ["site.css"]
-html_js_files = ["bilingual.js"]
+html_js_files = ["bilingual.js", "search_summary.js"]
 html_copy_source = False
 html_show_sourcelink = False
 html_last_updated_fmt = None
@@ -71,6 +73,10 @@ html_theme_options = {
 
 # Filled in per language by site_language.py; ``None`` means relative links.
 notfound_urls_prefix = None
+# The template writes the title and body itself, so that their strings are
+# extracted into sphinx.pot and translated like every other template string.
+notfound_template = "404.html"
+notfound_context = {"title": "", "body": ""}
 
 # -- Copy buttons ------------------------------------------------------------
 

@@ -28,7 +28,9 @@ class SectionsToTabs(SphinxTransform):
             tab_set = create_component("tab-set", classes=["sd-tab-set", "gpu-tab-set"])
             for sub in subsections:
                 title = sub.next_node(nodes.title)
-                label = nodes.rubric("", "", *title.children, classes=["sd-tab-label"])
+                label = nodes.rubric(title.rawsource, "", *title.children, classes=["sd-tab-label"])
+                # With the title's source, the gettext builder still extracts the label.
+                label.source, label.line = title.source, title.line
                 label["ids"] = list(sub["ids"])  # keep the anchors working
                 content = create_component("tab-content", classes=["sd-tab-content"])
                 content.extend(c for c in sub.children if c is not title)

@@ -22,12 +22,26 @@ def page_links(pagename, current, language_dirs, languages):
     return links
 
 
+def home_links(current, language_dirs, languages):
+    """Return ``(language, absolute href, is_current)`` to every language's home.
+
+    For the 404 page, which is served at whatever address was missing, so
+    relative links would resolve against that address.
+    """
+    return [
+        (lang, f"/{language_dirs[lang.sphinx]}/index.html", lang.sphinx == current)
+        for lang in languages
+    ]
+
+
 def add_links(app, pagename, templatename, context, doctree):
     """Expose ``language_links`` to templates and add hreflang <link>s."""
     config = app.config
-    links = page_links(
-        pagename, config.language, config.site_language_dirs, config.site_languages
-    )
+    args = (config.language, config.site_language_dirs, config.site_languages)
+    if pagename == config.notfound_pagename:
+        links = home_links(*args)
+    else:
+        links = page_links(pagename, *args)
     context["language_links"] = links
     context["current_language"] = by_sphinx_code(config.language)
     tags = [

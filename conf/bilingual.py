@@ -1,0 +1,115 @@
+"""Keep the English original under each translated paragraph and heading.
+
+In a translated build, :class:`KeepEnglish` runs before Sphinx's i18n
+``Locale`` transform and inserts a hidden English copy after every
+translatable paragraph and section title (a title's copy is a paragraph).
+After translation, :class:`DropNeedlessCopies` removes the copies whose
+original stayed English, and marks paragraphs whose catalog entry is fuzzy
+(fuzzy entries are not compiled, so only the ``.po`` knows). ``bilingual.js``
+shows the copies when the reader ticks the toggle. English builds, the
+gettext builder included, are left untouched, so copies never reach a
+``.pot``.
+"""
+
+from pathlib import Path
+
+import polib
+from docutils import nodes
+from sphinx.transforms import SphinxTransform
+from sphinx.util.i18n import docname_to_domain
+from sphinx.util.nodes import extract_messages
+
+COPY = "bilingual-en"
+# Paragraphs that are only a download button: a second, English button helps nobody.
+SKIP_INSIDE = ("sphx-glr-download",)
+
+
+def is_translated_build(config):
+    """Return True when the build translates (any language but English)."""
+    return bool(config.language) and config.language != "en"
+
+
+def fuzzy_msgids(env, docname):
+    """Return the msgids marked fuzzy in *docname*'s catalogs (noting them as dependencies)."""
+    domain = docname_to_domain(docname, env.config.gettext_compact)
+    fuzzy = set()
+    for locale_dir in env.config.locale_dirs:
+        po = Path(env.srcdir, locale_dir, env.config.language, "LC_MESSAGES", domain + ".po")
+        if po.is_file():
+            env.note_dependency(str(po))
+            fuzzy.update(e.msgid for e in polib.pofile(str(po)) if e.fuzzy and not e.obsolete)
+    return fuzzy
+
+
+def english_copy(node):
+    """Return a hidden-by-default English paragraph copied from *node*."""
+    copy = nodes.paragraph(node.rawsource, "", *(child.deepcopy() for child in node.children))
+    copy.source, copy.line = node.source, node.line
+    for element in copy.findall(nodes.Element):
+        element["ids"] = []  # the original keeps the anchors
+    for target in list(copy.findall(nodes.target)):
+        target.parent.replace(target, target.children)  # and defines the targets
+    copy["translatable"] = False  # Locale must leave it English
+    # "language-en" becomes lang="en"; "no-search" keeps it out of the search index.
+    copy["classes"] = [COPY, "language-en", "no-search"]
+    if isinstance(node, nodes.title):
+        copy["classes"].append("bilingual-title")
+    return copy
+
+
+class KeepEnglish(SphinxTransform):
+    """Insert an English copy after each translatable paragraph and section title."""
+
+    default_priority = 15  # before sphinx.transforms.i18n.Locale (20)
+
+    def apply(self, **kwargs):
+        if not is_translated_build(self.config):
+            return
+        fuzzy = fuzzy_msgids(self.env, self.env.current_document.docname)
+        for node, msg in list(extract_messages(self.document)):
+            is_title = isinstance(node, nodes.title) and isinstance(node.parent, nodes.section)
+            if not (is_title or isinstance(node, nodes.paragraph)):
+                continue
+            if any(c.startswith(SKIP_INSIDE) for a in _ancestors(node) for c in a["classes"]):
+                continue
+            if msg in fuzzy:
+                node["classes"].append("fuzzy")
+            node.parent.insert(node.parent.index(node) + 1, english_copy(node))
+
+
+class DropNeedlessCopies(SphinxTransform):
+    """Remove copies whose original was not translated; keep lists compact."""
+
+    default_priority = 22  # after Locale has set node["translated"]
+
+    def apply(self, **kwargs):
+        if not is_translated_build(self.config):
+            return
+        lists = set()
+        for copy in list(self.document.findall(_is_copy)):
+            original = copy.parent[copy.parent.index(copy) - 1]
+            if not original.get("translated") or original.astext() == copy.astext():
+                copy.parent.remove(copy)
+            elif isinstance(copy.parent, nodes.list_item):
+                lists.add(copy.parent.parent)
+        for lst in lists:
+            # A copy must not turn a compact list into a spaced-out one.
+            if all(sum(1 for c in item if not _is_copy(c)) <= 1 for item in lst):
+                lst["classes"].append("compact")
+
+
+def _is_copy(node):
+    return isinstance(node, nodes.paragraph) and COPY in node["classes"]
+
+
+def _ancestors(node):
+    while node.parent is not None:
+        node = node.parent
+        yield node
+
+
+def setup(app):
+    """Register both transforms."""
+    app.add_transform(KeepEnglish)
+    app.add_transform(DropNeedlessCopies)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,280 @@
+"""The reader's experience, checked in a real headless Chromium (Playwright).
+
+The built site (the ``site`` fixture) is served on 127.0.0.1 the way a host
+serves it: missing pages get the language's own 404 page. Every test saves a
+screenshot of what it checked under _build/screenshots/.
+"""
+
+import functools
+import http.server
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (set CHROMIUM=path)"
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "_build" / "screenshots"
+ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]  # fmt: skip
+TUTORIAL = "auto_examples/plot_01_dataparallel.html"
+LANGS = ["en", "zh_CN", "zh_TW"]
+HTML_LANG = {"en": "en", "zh_CN": "zh-CN", "zh_TW": "zh-TW"}
+PHONE = {"width": 375, "height": 812}
+DESKTOP = {"width": 1280, "height": 900}
+MAX_FIRST_LOAD = 400_000  # bytes, uncompressed, every file of the tutorial's first load
+
+
+class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files, quietly; a missing page gets <lang>/404.html, as on Read the Docs."""
+
+    def log_message(self, *args):
+        pass
+
+    def send_error(self, code, message=None, explain=None):
+        lang = self.path.lstrip("/").split("/", 1)[0]
+        page = Path(self.directory, lang, "404.html")
+        if code != 404 or lang not in LANGS or not page.is_file():
+            return super().send_error(code, message, explain)
+        body = page.read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="session")
+def base_url(site):
+    """Serve the built site on a free port; yield its root URL."""
+    handler = functools.partial(SiteHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/"
+    server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium for the session."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def open_page(browser):
+    """Return ``open_page(url, viewport=DESKTOP, **context_options)``; closes them after."""
+    contexts = []
+
+    def open_page(url, viewport=DESKTOP, **options):
+        context = browser.new_context(viewport=viewport, **options)
+        contexts.append(context)
+        page = context.new_page()
+        page.goto(url)
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
+
+
+def shot(target, name):
+    """Save a screenshot of a page or a locator under _build/screenshots/."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    target.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def html_lang(page):
+    return page.evaluate("document.documentElement.lang")
+
+
+def test_language_switcher_lands_on_the_same_page(open_page, base_url):
+    page = open_page(base_url + f"zh_TW/{TUTORIAL}")
+    shot(page, "switcher-1-zh_TW")
+    for lang in ["zh_CN", "en"]:
+        page.click(f".language-switcher a[hreflang='{HTML_LANG[lang]}']")
+        page.wait_for_url(base_url + f"{lang}/{TUTORIAL}")
+        assert html_lang(page) == HTML_LANG[lang]
+        assert page.locator("article h1").count() == 1
+        shot(page, f"switcher-{2 if lang == 'zh_CN' else 3}-{lang}")
+
+
+@pytest.mark.parametrize(
+    "locale, lang", [("zh-TW", "zh_TW"), ("zh-CN", "zh_CN"), ("fr-FR", "en")]
+)
+def test_root_sends_each_browser_to_its_language(open_page, base_url, locale, lang):
+    page = open_page(base_url, locale=locale)
+    page.wait_for_url(base_url + f"{lang}/index.html")
+    assert html_lang(page) == HTML_LANG[lang]
+    shot(page, f"root-redirect-{locale}")
+
+
+@pytest.mark.parametrize(
+    "lang, query, expected",
+    [
+        ("zh_CN", "批次", TUTORIAL),  # glossary: batch
+        ("zh_TW", "批次", TUTORIAL),
+        ("en", "DataParallel", TUTORIAL),
+        # Glossary terms are single search words (conf/search_words.py).
+        ("zh_CN", "数据并行", "index.html"),
+        ("zh_TW", "資料平行", "index.html"),
+    ],
+)
+def test_search_finds_words_in_each_language(open_page, base_url, lang, query, expected):
+    page = open_page(base_url + f"{lang}/search.html?q={query}")
+    results = page.locator("#search-results ul.search li a")
+    results.first.wait_for(timeout=15_000)
+    hrefs = results.evaluate_all("links => links.map(a => a.href.split('#')[0].split('?')[0])")
+    assert base_url + f"{lang}/{expected}" in hrefs, hrefs
+    shot(page, f"search-{lang}-{expected.split('/')[-1][:-5]}")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_TW"])
+def test_copy_button_copies_the_code_and_nothing_else(open_page, base_url, lang):
+    page = open_page(base_url + f"{lang}/{TUTORIAL}")
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base_url)
+    assert page.locator(".sphx-glr-script-out button.copybtn").count() == 0
+    # The cell of the training loop, whose output prints "Outside: input size".
+    cell = page.locator("div.highlight-Python div.highlight", has_text="for data in rand_loader").first
+    cell.scroll_into_view_if_needed()
+    cell.hover()
+    cell.locator("button.copybtn").click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied.strip() == cell.locator("pre").inner_text().strip()
+    assert "for data in rand_loader:" in copied
+    assert "torch.Size([" not in copied and ">>>" not in copied  # no output, no prompts
+    shot(page, f"copy-button-{lang}")
+
+
+@pytest.mark.parametrize("lang, viewport", [("en", DESKTOP), ("zh_CN", PHONE), ("zh_TW", PHONE)])
+def test_tabs_switch_between_gpu_counts(open_page, base_url, lang, viewport):
+    page = open_page(base_url + f"{lang}/{TUTORIAL}", viewport=viewport)
+    labels = page.locator(".gpu-tab-set > label")
+    assert labels.count() == 4
+    assert [t.split()[0] for t in labels.all_inner_texts()] == ["1", "2", "3", "8"]
+    labels.nth(3).click()
+    outputs = page.locator(".gpu-tab-set .sd-tab-content .sphx-glr-script-out pre")
+    visible = [o for o in outputs.all() if o.is_visible()]
+    assert len(visible) == 1
+    first_batch = visible[0].inner_text().split("Outside:")[0]
+    assert first_batch.startswith("# 8 ")
+    assert first_batch.count("In Model:") == 8  # one line per replica
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= viewport["width"], f"page is {width}px wide, wider than the screen"
+    shot(page.locator(".gpu-tab-set"), f"tabs-8-gpus-{lang}-{viewport['width']}px")
+
+
+def test_bilingual_toggle_shows_english_and_is_remembered(open_page, base_url):
+    page = open_page(base_url + f"zh_TW/{TUTORIAL}", viewport=PHONE)
+    toggle = page.locator("#bilingual-toggle")
+    english = page.locator("article p.bilingual-en").first
+    assert not toggle.is_checked() and english.is_hidden()  # off by default
+    toggle.check()
+    assert english.is_visible()
+    assert english.get_attribute("lang") == "en"
+    translation = english.locator("xpath=preceding-sibling::*[1]")
+    assert "translated" in translation.get_attribute("class").split()
+    assert translation.inner_text().strip() != english.inner_text().strip()
+    english.scroll_into_view_if_needed()
+    shot(page, "bilingual-on-zh_TW-375px")
+    page.set_viewport_size(DESKTOP)
+    shot(page, "bilingual-on-zh_TW-1280px")
+
+    page.click(".language-switcher a[hreflang='zh-CN']")  # another page, another language
+    page.wait_for_url(base_url + f"zh_CN/{TUTORIAL}")
+    page.goto(base_url + "zh_TW/index.html")
+    assert page.locator("#bilingual-toggle").is_checked()
+    assert page.evaluate("document.documentElement.classList.contains('bilingual')")
+    copies = page.locator("article p.bilingual-en")
+    assert copies.count() == 0 or copies.first.is_visible()
+    shot(page, "bilingual-remembered-zh_TW-index")
+    page.locator("#bilingual-toggle").uncheck()
+    page.reload()
+    assert not page.locator("#bilingual-toggle").is_checked()
+
+
+def test_english_pages_have_no_bilingual_toggle_or_copies(open_page, base_url):
+    page = open_page(base_url + f"en/{TUTORIAL}")
+    assert page.locator("#bilingual-toggle").count() == 0
+    assert page.locator(".bilingual-en, .untranslated").count() == 0
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_404_page_links_home_and_to_the_other_languages(open_page, base_url, lang):
+    page = open_page(base_url + f"{lang}/no/such/page.html", viewport=PHONE)
+    assert html_lang(page) == HTML_LANG[lang]
+    assert page.locator("article h1").inner_text().strip()
+    # Absolute asset paths: the theme's stylesheet applies even this deep.
+    assert page.evaluate("getComputedStyle(document.body).getPropertyValue('--font-stack')")
+    shot(page, f"404-{lang}-375px")
+    page.set_viewport_size(DESKTOP)
+    shot(page, f"404-{lang}-1280px")
+    targets = {page.locator("a.not-found-home").get_attribute("href"): lang}
+    for other in LANGS:
+        if other != lang:
+            link = page.locator(f".not-found-languages a[hreflang='{HTML_LANG[other]}']")
+            targets[link.get_attribute("href")] = other
+    assert len(targets) == 3
+    for href, target in targets.items():
+        response = page.goto(base_url.rstrip("/") + href)
+        assert response.status == 200 and html_lang(page) == HTML_LANG[target]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_downloads_are_visible_and_work(open_page, base_url, lang):
+    page = open_page(base_url + f"{lang}/{TUTORIAL}")
+    for suffix in (".py", ".ipynb"):
+        link = page.locator(f".sphx-glr-download a[href$='{suffix}']")
+        assert link.count() == 1 and link.is_visible()
+        response = page.request.get(link.evaluate("a => a.href"))
+        assert response.ok
+        if suffix == ".py":
+            assert "nn.DataParallel(model)" in response.text()
+        else:
+            assert json.loads(response.body())["cells"]
+    shot(page.locator(".sphx-glr-footer"), f"downloads-{lang}")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_phone_layout_has_no_sideways_scroll(open_page, base_url, lang):
+    page = open_page(base_url + f"{lang}/{TUTORIAL}", viewport=PHONE)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], f"page is {width}px wide on a 375px screen"
+    if lang != "en":
+        style = page.evaluate(
+            "(() => { const s = getComputedStyle(document.querySelector('article section > p:not(.bilingual-en)'));"
+            " return {font: s.fontFamily, ratio: parseFloat(s.lineHeight) / parseFloat(s.fontSize)}; })()"
+        )
+        assert "Noto Sans CJK" in style["font"] and style["ratio"] >= 1.7, style
+    shot(page, f"phone-{lang}-375px")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_tutorial_first_load_weighs_at_most_400_kb(browser, base_url, lang):
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    sizes = {}
+
+    def record(response):
+        if 200 <= response.status < 300 or response.status == 404:
+            sizes[response.url.replace(base_url, "/")] = len(response.body())
+
+    page.on("response", record)
+    page.goto(base_url + f"{lang}/{TUTORIAL}", wait_until="networkidle")
+    shot(page, f"weight-{lang}")
+    context.close()
+    total = sum(sizes.values())
+    print(f"\n{lang}: tutorial first load {total / 1000:.1f} kB in {len(sizes)} files")
+    for url, size in sorted(sizes.items(), key=lambda item: -item[1])[:5]:
+        print(f"  {size / 1000:7.1f} kB  {url}")
+    assert total <= MAX_FIRST_LOAD, f"{lang}: {total} bytes > {MAX_FIRST_LOAD}"
