@@ -36,7 +36,7 @@ gettext: $(VENV)/.installed ## Extract the English messages into _build/gettext/
 update-po: gettext ## Merge new English into locale/<lang>/LC_MESSAGES/**.po
 	$(PY) conf/update_catalogs.py update _build/gettext $(TRANSLATIONS)
 
-prune-po: ## Delete obsolete (#~) entries and catalogs of removed pages
+prune-po: gettext ## Delete obsolete (#~) entries and catalogs of removed pages
 	$(PY) conf/update_catalogs.py prune _build/gettext $(TRANSLATIONS)
 
 stat: $(VENV)/.installed ## Count translated, fuzzy and untranslated entries per catalog
