@@ -29,6 +29,7 @@ extensions = [
     "language_switcher",
     "gpu_tabs",
     "example_guard",
+    "translation_status",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
