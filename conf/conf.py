@@ -32,6 +32,7 @@ extensions = [
     "reproducible_zips",
     "bilingual",
     "chinese_search",
+    "translation_status",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

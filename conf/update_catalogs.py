@@ -44,6 +44,12 @@ def _new_catalog(pot, lang):
     return str(catalog)
 
 
+def save(catalog, po):
+    """Write a polib *catalog* to *po*, wrapped exactly as msgmerge wraps it."""
+    catalog.save(str(po))
+    subprocess.run(["msgcat", f"--width={WIDTH}", "-o", str(po), str(po)], check=True)
+
+
 def merge(pot, po, lang):
     """Merge *pot* into *po*; return "created", "updated" or "unchanged"."""
     old = po.read_text("utf-8") if po.exists() else None
@@ -84,6 +90,10 @@ def update(pot_dir, langs):
 
 def prune(pot_dir, langs):
     """Remove obsolete entries, and catalogs whose page no longer exists."""
+    if not any(pot_dir.rglob("*.pot")):
+        # Without templates every catalog would look like a removed page.
+        print(f"error: no .pot files under {pot_dir}; run `make gettext`", file=sys.stderr)
+        return 1
     for lang in langs:
         for po in sorted((LOCALE / lang / "LC_MESSAGES").rglob("*.po")):
             rel = po.relative_to(LOCALE / lang / "LC_MESSAGES").with_suffix(".pot")

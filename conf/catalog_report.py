@@ -1,0 +1,131 @@
+"""Report on the catalogs: counts per page (make stat), entries left to do (make review).
+
+Usage:
+    python conf/catalog_report.py stat LANG...    translated, fuzzy, untranslated per catalog
+    python conf/catalog_report.py review LANG     each fuzzy and untranslated entry, with
+                                                  its file:line, old and new English
+
+Option: --locale-dir DIR (default: locale/).
+
+Exit codes: 0 reported, 2 bad usage.
+"""
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import polib
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Counts:
+    """How many entries of a catalog are translated, fuzzy and untranslated."""
+
+    translated: int = 0
+    fuzzy: int = 0
+    untranslated: int = 0
+
+    @property
+    def total(self):
+        return self.translated + self.fuzzy + self.untranslated
+
+    @property
+    def percent(self):
+        """Percentage translated, rounded down so that 100 means done."""
+        return 100 * self.translated // self.total if self.total else 100
+
+    def add(self, other):
+        """Add *other*'s counts to these."""
+        self.translated += other.translated
+        self.fuzzy += other.fuzzy
+        self.untranslated += other.untranslated
+
+
+def count_entries(po_path):
+    """Return the Counts of the catalog at *po_path* (obsolete entries left out)."""
+    counts = Counts()
+    for entry in polib.pofile(str(po_path)):
+        if entry.obsolete:
+            continue
+        if "fuzzy" in entry.flags:
+            counts.fuzzy += 1
+        elif entry.msgstr:
+            counts.translated += 1
+        else:
+            counts.untranslated += 1
+    return counts
+
+
+def catalogs(locale_dir, lang):
+    """Return {catalog name without .po: path} for *lang*, sorted by name."""
+    base = locale_dir / lang / "LC_MESSAGES"
+    paths = sorted(base.rglob("*.po"))
+    return {path.relative_to(base).with_suffix("").as_posix(): path for path in paths}
+
+
+def stat(locale_dir, langs):
+    """Print translated / fuzzy / untranslated counts per catalog and per language."""
+    row = "  {:<44} {:>10} {:>6} {:>12} {:>5}"
+    for lang in langs:
+        print(f"{lang}")
+        print(row.format("catalog", "translated", "fuzzy", "untranslated", "done"))
+        total = Counts()
+        for name, path in catalogs(locale_dir, lang).items():
+            counts = count_entries(path)
+            total.add(counts)
+            print(row.format(name, counts.translated, counts.fuzzy, counts.untranslated,
+                             f"{counts.percent}%"))  # fmt: skip
+        print(row.format("total", total.translated, total.fuzzy, total.untranslated,
+                         f"{total.percent}%"))  # fmt: skip
+        print()
+
+
+def review(locale_dir, lang):
+    """Print each fuzzy and untranslated entry of *lang* with what a translator needs."""
+    todo = Counts()
+    for path in catalogs(locale_dir, lang).values():
+        shown = os.path.relpath(path)
+        for entry in polib.pofile(str(path)):
+            if entry.obsolete or (entry.msgstr and "fuzzy" not in entry.flags):
+                continue
+            english = " ".join(entry.msgid.split())
+            if "fuzzy" in entry.flags:
+                todo.fuzzy += 1
+                old = " ".join((entry.previous_msgid or "(not recorded)").split())
+                print(f"{shown}:{entry.linenum}: fuzzy")
+                print(f"  old English: {old}")
+                print(f"  new English: {english}")
+                print(f"  translation: {' '.join(entry.msgstr.split())}")
+            else:
+                todo.untranslated += 1
+                print(f"{shown}:{entry.linenum}: untranslated")
+                print(f"  English: {english}")
+            print()
+    print(f"{lang}: {todo.fuzzy} fuzzy, {todo.untranslated} untranslated")
+
+
+def main(argv=None):
+    """Parse the command line and print the report."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("report", choices=["stat", "review"])
+    parser.add_argument("languages", nargs="+", metavar="LANG")
+    parser.add_argument("--locale-dir", type=Path, default=ROOT / "locale")
+    args = parser.parse_args(argv)
+    for lang in args.languages:
+        if not (args.locale_dir / lang / "LC_MESSAGES").is_dir():
+            parser.error(f"no catalogs for {lang!r} under {args.locale_dir}")
+    if args.report == "review":
+        if len(args.languages) != 1:
+            parser.error("review takes one language (make review LANGUAGE=zh_TW)")
+        review(args.locale_dir, args.languages[0])
+    else:
+        stat(args.locale_dir, args.languages)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""Fill empty zh_TW entries from the zh_CN translation converted by OpenCC (make seed-zh_TW).
+
+Each zh_TW entry that has no translation yet gets its zh_CN translation
+converted with OpenCC ``s2twp`` and is marked fuzzy: OpenCC converts characters
+and common phrases, it does not translate (程序代码 becomes 程式程式碼), so a
+person checks every seeded entry before the site uses it. Existing zh_TW
+translations, fuzzy or not, are never touched, and only finished (translated,
+not fuzzy) zh_CN entries are used. Entries or catalogs that zh_TW lacks are
+not invented: ``make update-po`` creates them from the English. Running it
+again fills nothing.
+
+Usage:
+    python conf/seed_zh_tw.py [--check] [--locale-dir DIR]
+
+``--check`` lists what would be filled and writes nothing.
+
+Exit codes: 0 done (with --check: nothing to fill), 1 something to fill with
+--check, or a tool failed, 2 bad usage.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import opencc
+import polib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from update_catalogs import ROOT, save  # noqa: E402
+
+
+def seed_catalog(cn_path, tw_path, convert):
+    """Fill *tw_path*'s empty entries from *cn_path*; return the filled entries."""
+    finished = {
+        (e.msgctxt, e.msgid): e.msgstr
+        for e in polib.pofile(str(cn_path))
+        if e.translated() and not e.obsolete
+    }
+    catalog = polib.pofile(str(tw_path))
+    filled = []
+    for entry in catalog:
+        source = finished.get((entry.msgctxt, entry.msgid))
+        if entry.obsolete or entry.msgstr or not source:
+            continue
+        entry.msgstr = convert(source)
+        if "fuzzy" not in entry.flags:
+            entry.flags.append("fuzzy")
+        filled.append(entry)
+    return catalog, filled
+
+
+def seed(locale_dir, check):
+    """Seed every zh_TW catalog that has a zh_CN twin; return the number filled."""
+    cn_dir = locale_dir / "zh_CN" / "LC_MESSAGES"
+    tw_dir = locale_dir / "zh_TW" / "LC_MESSAGES"
+    convert = opencc.OpenCC("s2twp").convert
+    total = 0
+    for cn_path in sorted(cn_dir.rglob("*.po")):
+        tw_path = tw_dir / cn_path.relative_to(cn_dir)
+        if not tw_path.exists():
+            print(f"skipped: {os.path.relpath(tw_path)} does not exist; run make update-po")
+            continue
+        catalog, filled = seed_catalog(cn_path, tw_path, convert)
+        for entry in filled:
+            print(f"{os.path.relpath(tw_path)}:{entry.linenum}: {entry.msgstr}")
+        if filled and not check:
+            save(catalog, tw_path)
+        total += len(filled)
+    verb = "would fill" if check else "filled"
+    print(f"zh_TW: {verb} {total} entries from zh_CN (marked fuzzy)")
+    return total
+
+
+def main(argv=None):
+    """Parse the command line and seed."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="report only, write nothing")
+    parser.add_argument("--locale-dir", type=Path, default=ROOT / "locale")
+    args = parser.parse_args(argv)
+    for lang in ("zh_CN", "zh_TW"):
+        if not (args.locale_dir / lang / "LC_MESSAGES").is_dir():
+            parser.error(f"no catalogs for {lang} under {args.locale_dir}")
+    try:
+        filled = seed(args.locale_dir, args.check)
+    except subprocess.CalledProcessError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 1 if args.check and filled else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,379 @@
+"""The translation gate: make check, stat, review, seed-zh_TW, update-po, the status page.
+
+Each check runs on a tiny bad catalog under tests/fixtures/po/bad/<check>/, whose
+entries marked ``# expect: <check>`` must be reported at their line, and no
+other entry; the good catalogs under tests/fixtures/po/good/ must pass all of
+them (the .pot templates are made from the good zh_CN catalogs, as *.pot files
+are never committed). The end-to-end test edits an English sentence in a copy
+of the repository.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import opencc
+import polib
+import pytest
+
+import catalog_report
+import po_checks
+import seed_zh_tw
+from update_catalogs import save
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures" / "po"
+PROBLEM = re.compile(r"^(?P<path>.+?):(?P<line>\d+): \[(?P<check>[\w-]+)\] (?P<message>.*)$")
+
+
+def run_checks(capsys, *args):
+    """Run po_checks in this process; return (exit code, [(abs path, line, check, message)])."""
+    code = po_checks.main([str(arg) for arg in args])
+    lines = capsys.readouterr().out.splitlines()
+    problems = [PROBLEM.match(line) for line in lines]
+    assert all(problems), lines
+    return code, [(os.path.abspath(m["path"]), int(m["line"]), m["check"], m["message"])
+                  for m in problems]  # fmt: skip
+
+
+def entry_start(po_path, line):
+    """Return the line where the entry of *po_path* that contains *line* starts."""
+    starts = [e.linenum for e in polib.pofile(str(po_path))]
+    return max((s for s in starts if s <= line), default=line)
+
+
+def marked_entries(locale_dir):
+    """Return {(abs path, line, check)} for every entry marked ``# expect: check``."""
+    marked = set()
+    for po_path in locale_dir.rglob("*.po"):
+        for entry in polib.pofile(str(po_path)):
+            match = re.match(r"expect: ([\w-]+)", entry.tcomment or "")
+            if match:
+                marked.add((str(po_path), entry.linenum, match[1]))
+    return marked
+
+
+@pytest.fixture(scope="module")
+def pot_dir(tmp_path_factory):
+    """The English templates of the good catalogs (*.pot files are never committed)."""
+    out = tmp_path_factory.mktemp("pot")
+    for po_path in (FIXTURES / "good" / "zh_CN" / "LC_MESSAGES").glob("*.po"):
+        catalog = polib.pofile(str(po_path))
+        for entry in catalog:
+            entry.msgstr = ""
+        catalog.save(str(out / po_path.with_suffix(".pot").name))
+    return out
+
+
+def test_good_catalogs_pass_every_check(capsys, pot_dir):
+    good = FIXTURES / "good"
+    code, problems = run_checks(capsys, "--locale-dir", good, "--pot-dir", pot_dir,
+                                "zh_CN", "zh_TW")  # fmt: skip
+    assert (code, problems) == (0, [])
+
+
+@pytest.mark.parametrize("check", po_checks.CHECKS)
+def test_bad_catalog_fails_at_the_marked_entries(capsys, pot_dir, check):
+    bad = FIXTURES / "bad" / check
+    langs = sorted(p.name for p in bad.iterdir())
+    code, problems = run_checks(capsys, "--check", check, "--locale-dir", bad,
+                                "--pot-dir", pot_dir, *langs)  # fmt: skip
+    assert code == 1
+    assert {p[2] for p in problems} == {check}
+    in_catalogs = {(path, entry_start(path, line), name)
+                   for path, line, name, _ in problems if path.endswith(".po")}  # fmt: skip
+    assert in_catalogs == marked_entries(bad)
+
+
+def test_out_of_sync_names_the_english_source_of_a_missing_entry(capsys, pot_dir):
+    bad = FIXTURES / "bad" / "out-of-sync"
+    _, problems = run_checks(capsys, "--check", "out-of-sync", "--locale-dir", bad,
+                             "--pot-dir", pot_dir, "zh_CN")  # fmt: skip
+    sources = {(Path(path).name, line, message) for path, line, _, message in problems
+               if not path.endswith(".po")}  # fmt: skip
+    po = bad / "zh_CN" / "LC_MESSAGES"
+    assert sources == {
+        ("page.rst", 39, f"English missing from {os.path.relpath(po / 'page.po')}: "
+                         "'Imports and parameters'; run make update-po"),
+        ("guide.md", 1, f"this page has no catalog {os.path.relpath(po / 'guide.po')}; "
+                        "run make update-po"),
+    }  # fmt: skip
+
+
+def test_markup_reports_docutils_warnings_and_changed_literals(capsys):
+    bad = FIXTURES / "bad" / "markup"
+    _, problems = run_checks(capsys, "--check", "markup", "--locale-dir", bad, "zh_CN")
+    messages = {message for *_, message in problems}
+    assert "reST: Inline literal start-string without end-string." in messages
+    assert ('translation lacks ``torch.device("cuda:0")``; '
+            'adds ``torch.device("cuda：0")``') in messages  # fmt: skip
+
+
+def test_script_mix_names_each_character_and_its_replacement(capsys):
+    bad = FIXTURES / "bad" / "script-mix"
+    _, problems = run_checks(capsys, "--check", "script-mix", "--locale-dir", bad, "zh_TW")
+    assert problems[-1][3] == "Simplified characters in zh_TW: 个→個, 会→會"
+
+
+@pytest.mark.parametrize(("lang", "text"), [
+    ("zh_TW", "台灣在這裡，批准、旅遊、游泳、公里、裏面"),
+    ("zh_CN", "著名的代码在这里，台湾、里面"),
+])  # fmt: skip
+def test_script_mix_accepts_legitimate_usage(lang, text):
+    assert po_checks.other_script(text, lang) == []
+
+
+@pytest.mark.parametrize(("english", "translation", "problem"), [
+    ("Data parallelism in PyTorch", "PyTorch 中的数据并行", False),
+    ("It splits the tensors across the devices and GPUs.", "它把张量分到设备和 GPU 上。", False),
+    ("The DataLoader shuffles the dataset.", "DataLoader 会打乱数据集。", False),
+    ("``data_size`` is 100.", "``data_size`` 是 100。", False),
+    ("Choosing a device", "选择装置", True),
+    ("The batches are split.", "这些批量被切分。", True),
+])  # fmt: skip
+def test_terminology_matches_whole_words_and_plurals(english, translation, problem):
+    glossary = po_checks.load_glossary(str(ROOT / "locale" / "glossary.csv"))
+    found = list(po_checks.check_terms(english, translation, "rst", "zh_CN", glossary))
+    assert bool(found) == problem, found
+
+
+@pytest.mark.parametrize(("text", "is_code"), [
+    (">>> x = 1", True),
+    ("for data in loader:\n    print(data.size())", True),
+    ("Results", False),
+    ("Not found", False),
+    ("Read the tutorials in order.", False),
+])  # fmt: skip
+def test_code_entries_are_recognised(text, is_code):
+    assert (po_checks.python_code(text) is not None) == is_code
+
+
+def test_strict_zero_reports_unfinished_entries_without_failing(capsys):
+    bad = FIXTURES / "bad" / "completeness"
+    strict, problems = run_checks(capsys, "--locale-dir", bad, "--check", "completeness", "zh_CN")
+    lenient, reported = run_checks(capsys, "--locale-dir", bad, "--check", "completeness",
+                                   "--strict=0", "zh_CN")  # fmt: skip
+    assert (strict, lenient) == (1, 0)
+    assert reported == problems and len(problems) == 2
+
+
+def test_make_check_passes_strict_to_the_script():
+    dry_run = subprocess.run(["make", "-n", "check", "STRICT=0"], cwd=ROOT,
+                             capture_output=True, text=True)  # fmt: skip
+    assert "conf/po_checks.py --strict=0 zh_CN zh_TW" in dry_run.stdout
+
+
+@pytest.mark.parametrize("args", [["xx_XX"], ["--check", "spelling", "zh_CN"], []])
+def test_bad_usage_exits_2(capsys, args):
+    with pytest.raises(SystemExit) as exit_:
+        po_checks.main(["--locale-dir", str(FIXTURES / "good"), *args])
+    assert exit_.value.code == 2
+
+
+# -- the project's own catalogs ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real_check():
+    """Run ``make check`` (strict, every check) on the project's catalogs once."""
+    return subprocess.run(["make", "-s", "check"], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_real_catalogs_pass_all_checks_but_completeness(real_check):
+    assert "error:" not in real_check.stderr  # the English could be extracted
+    lines = real_check.stdout.splitlines()
+    assert [line for line in lines if "[completeness]" not in line] == []
+
+
+def test_real_catalogs_pass_all_checks(real_check):
+    """Fails while the translators are still at work: every entry must be finished."""
+    assert real_check.returncode == 0, real_check.stdout[-3000:]
+
+
+# -- stat, review, seed -----------------------------------------------------------
+
+
+def test_stat_counts_each_catalog_and_the_total(capsys):
+    bad = FIXTURES / "bad" / "completeness"
+    catalog_report.main(["stat", "zh_CN", "--locale-dir", str(bad)])
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert ["page", "1", "1", "1", "33%"] in rows
+    assert ["total", "1", "1", "1", "33%"] in rows
+
+
+def test_review_shows_old_and_new_english_of_fuzzy_entries(capsys):
+    bad = FIXTURES / "bad" / "completeness"
+    po_path = bad / "zh_CN" / "LC_MESSAGES" / "page.po"
+    fuzzy, untranslated = (e.linenum for e in polib.pofile(str(po_path)) if not e.translated())
+    catalog_report.main(["review", "zh_CN", "--locale-dir", str(bad)])
+    shown = os.path.relpath(po_path)
+    assert capsys.readouterr().out == (
+        f"{shown}:{fuzzy}: fuzzy\n"
+        "  old English: Read the tutorials in order.\n"
+        "  new English: Read the tutorials in the order shown.\n"
+        "  translation: 请按顺序阅读教程。\n\n"
+        f"{shown}:{untranslated}: untranslated\n"
+        "  English: Results\n\n"
+        "zh_CN: 1 fuzzy, 1 untranslated\n"
+    )
+
+
+def test_seed_fills_empty_zh_tw_entries_as_fuzzy_and_only_once(tmp_path, capsys):
+    shutil.copytree(FIXTURES / "good", tmp_path, dirs_exist_ok=True)
+    cn_path = tmp_path / "zh_CN" / "LC_MESSAGES" / "page.po"
+    tw_path = tmp_path / "zh_TW" / "LC_MESSAGES" / "page.po"
+    cn, tw = polib.pofile(str(cn_path)), polib.pofile(str(tw_path))
+    kept, unfinished = tw[0].msgid, cn[1].msgid
+    cn[1].flags.append("fuzzy")  # a fuzzy zh_CN translation is not used
+    for entry in tw[1:]:
+        entry.msgstr = ""
+    save(cn, cn_path)
+    save(tw, tw_path)
+    before = {e.msgid: e.msgstr for e in polib.pofile(str(tw_path))}
+
+    assert seed_zh_tw.main(["--locale-dir", str(tmp_path)]) == 0
+    assert "filled 11 entries" in capsys.readouterr().out
+    convert = opencc.OpenCC("s2twp").convert
+    cn_text = {e.msgid: e.msgstr for e in polib.pofile(str(cn_path))}
+    for entry in polib.pofile(str(tw_path)):
+        if entry.msgid == kept:
+            assert entry.msgstr == before[kept] and not entry.flags
+        elif entry.msgid == unfinished:
+            assert entry.msgstr == ""
+        else:
+            assert entry.msgstr == convert(cn_text[entry.msgid])
+            assert entry.flags == ["fuzzy"]
+
+    seeded = tw_path.read_bytes()
+    assert seed_zh_tw.main(["--locale-dir", str(tmp_path)]) == 0
+    assert "filled 0 entries" in capsys.readouterr().out
+    assert tw_path.read_bytes() == seeded
+
+
+# -- the translation-status directive ---------------------------------------------
+
+
+def test_status_page_counts_catalogs_and_rebuilds_when_one_changes(tmp_path):
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURES / "good", src / "locale")
+    (src / "conf.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(ROOT / 'conf')!r})\n"
+        "extensions = ['myst_parser', 'translation_status']\nlocale_dirs = ['locale']\n"
+    )
+    (src / "index.md").write_text("# Status\n\n```{translation-status}\n```\n")
+
+    def build(builder):
+        cmd = [sys.executable, "-m", "sphinx", "-b", builder, "-W", str(src),
+               str(tmp_path / builder)]  # fmt: skip
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    def rows():
+        html = (tmp_path / "html" / "index.html").read_text("utf-8")
+        cells = re.findall(r"<t[dh][^>]*><p>(.*?)</p></t[dh]>", html)
+        return [cells[i : i + 5] for i in range(0, len(cells), 5)]
+
+    build("html")
+    assert rows()[:3] == [["Page", "Progress", "Translated", "Fuzzy", "Untranslated"],
+                          ["guide", "100%", "11", "0", "0"],
+                          ["page", "100%", "13", "0", "0"]]  # fmt: skip
+
+    po_path = src / "locale" / "zh_CN" / "LC_MESSAGES" / "page.po"
+    catalog = polib.pofile(str(po_path))
+    catalog[0].flags.append("fuzzy")
+    catalog.save()
+    assert "1 changed" in build("html")
+    assert rows()[2] == ["page", "92%", "12", "1", "0"]
+
+    build("gettext")
+    msgids = {e.msgid for e in polib.pofile(str(tmp_path / "gettext" / "index.pot"))}
+    assert msgids == {"Status", "Page", "Progress", "Translated", "Fuzzy", "Untranslated"}
+
+
+# -- end to end: a changed English sentence ---------------------------------------
+
+OLD = "Read the tutorials in order."
+NEW = "Read the tutorials in the order shown."
+TRANSLATIONS = {
+    "zh_CN": {"Who it is for": "本站适合谁", "paragraph": "请按顺序阅读教程。"},
+    "zh_TW": {"Who it is for": "本站適合誰", "paragraph": "請按順序閱讀教學。"},
+}
+
+
+def make(repo, *targets):
+    """Run make in the copy *repo*, with this checkout's virtualenv."""
+    venv_python = ROOT / ".venv" / "bin" / "python"
+    cmd = ["make", "-o", ".venv/.installed", *targets, f"PY={venv_python}"]
+    result = subprocess.run(cmd, cwd=repo, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result.stdout
+
+
+def snapshot(repo):
+    """Return {catalog path: bytes} of every catalog in *repo*."""
+    return {p: p.read_bytes() for p in sorted((repo / "locale").rglob("*.po"))}
+
+
+def entries(po_path):
+    """Return {msgid: (msgstr, flags, previous msgid)} of the live entries."""
+    return {e.msgid: (e.msgstr, sorted(e.flags), e.previous_msgid)
+            for e in polib.pofile(str(po_path)) if not e.obsolete}  # fmt: skip
+
+
+def test_changed_english_turns_exactly_its_entries_fuzzy(tmp_path, capsys):
+    repo = tmp_path / "repo"
+    for name in ("docs", "examples", "conf", "locale"):
+        shutil.copytree(ROOT / name, repo / name, ignore=shutil.ignore_patterns("*.mo"))
+    shutil.copy2(ROOT / "Makefile", repo)
+    index_md = repo / "docs" / "index.md"
+    paragraph = next(e.msgid for e in polib.pofile(str(repo / "locale/zh_CN/LC_MESSAGES/index.po"))
+                     if e.msgid.startswith(OLD))  # fmt: skip
+    for lang, text in TRANSLATIONS.items():
+        po_path = repo / "locale" / lang / "LC_MESSAGES" / "index.po"
+        catalog = polib.pofile(str(po_path))
+        for entry in catalog:
+            entry.msgstr = text.get(entry.msgid, text["paragraph"] if entry.msgid == paragraph
+                                    else entry.msgstr)  # fmt: skip
+        save(catalog, po_path)
+    before = snapshot(repo)
+    old_entries = {lang: entries(repo / "locale" / lang / "LC_MESSAGES" / "index.po")
+                   for lang in TRANSLATIONS}  # fmt: skip
+
+    index_md.write_text(index_md.read_text("utf-8").replace(OLD, NEW), "utf-8")
+    # The gate notices, running the gettext builder on the copy:
+    sync = subprocess.run([sys.executable, repo / "conf" / "po_checks.py", "--check",
+                           "out-of-sync", "zh_CN", "zh_TW"],
+                          cwd=repo, capture_output=True, text=True)  # fmt: skip
+    assert sync.returncode == 1
+    assert len(sync.stdout.splitlines()) == 4  # per language: stale entry, missing English
+    assert "docs/index.md:17: [out-of-sync] English missing from" in sync.stdout
+
+    make(repo, "update-po")
+    after = snapshot(repo)
+    changed = {p for p in after if after[p] != before[p]}
+    assert {p.relative_to(repo).as_posix() for p in changed} == {
+        "locale/zh_CN/LC_MESSAGES/index.po", "locale/zh_TW/LC_MESSAGES/index.po"}
+    new_paragraph = paragraph.replace(OLD, NEW)
+    for lang, text in TRANSLATIONS.items():
+        new = entries(repo / "locale" / lang / "LC_MESSAGES" / "index.po")
+        old = dict(old_entries[lang])
+        old.pop(paragraph)
+        assert new.pop(new_paragraph) == (text["paragraph"], ["fuzzy"], paragraph)
+        assert new == old
+
+    # Running it again changes nothing, and the gate is satisfied.
+    update = [sys.executable, "conf/update_catalogs.py", "update", "_build/gettext", "zh_CN",
+              "zh_TW"]  # fmt: skip
+    subprocess.run(update, cwd=repo, check=True, capture_output=True)
+    assert snapshot(repo) == after
+    code, problems = run_checks(capsys, "--check", "out-of-sync", "--locale-dir",
+                                repo / "locale", "--pot-dir", repo / "_build" / "gettext",
+                                "zh_CN", "zh_TW")  # fmt: skip
+    assert (code, problems) == (0, [])
+
+    status = polib.pofile(str(repo / "_build" / "gettext" / "translation-status.pot"))
+    assert not [e.msgid for e in status if re.search(r"\d|auto_examples|中文", e.msgid)]
