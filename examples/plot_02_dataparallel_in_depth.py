@@ -94,19 +94,21 @@ if not torch.cuda.is_available():
 # Small batches leave GPUs idle
 # -----------------------------
 #
-# Because each chunk has ``ceil(B / N)`` rows, a batch with fewer than about
-# twice as many rows as there are GPUs can fill fewer chunks than there are
-# GPUs, and ``nn.DataParallel`` only starts as many replicas as there are
-# chunks. On 8 GPUs:
+# Because every chunk but the last has ``ceil(B / N)`` rows, a batch is cut
+# into ``ceil(B / ceil(B / N))`` chunks, which is often fewer than ``N``: not
+# only for small batches, but for any batch that is not close to a multiple of
+# ``N``. ``nn.DataParallel`` only starts as many replicas as there are chunks.
+# On 8 GPUs:
 
 gpus = 8
-for rows in (1, 2, 5, 9, 10, 16, 30):
+for rows in (1, 5, 10, 16, 17, 25, 30, 32):
     busy = len(torch.chunk(torch.arange(rows), gpus))
     print(f"batch of {rows:>2}: {busy} GPUs busy, {gpus - busy} idle")
 
 # %%
-# Keep the per-GPU batch reasonably large, and watch the last, shorter batch
-# of an epoch (or drop it with ``DataLoader(..., drop_last=True)``).
+# Choose a batch size that is a multiple of the number of GPUs, and watch the
+# last, shorter batch of an epoch (or drop it with
+# ``DataLoader(..., drop_last=True)``).
 #
 # Gradients: summed over the replicas
 # -----------------------------------
