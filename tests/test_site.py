@@ -115,3 +115,11 @@ def test_tutorial_outputs_were_executed_in_every_language(site, languages):
 def test_build_output_has_no_build_time_paths(site):
     text = (site / "en" / "auto_examples" / "plot_01_dataparallel.html").read_text("utf-8")
     assert str(Path(__file__).resolve().parent.parent) not in text
+
+
+def test_executed_outputs_have_no_stray_warnings(site):
+    for page in (site / "en" / "auto_examples").glob("plot_*.html"):
+        soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
+        for block in soup.select(".sphx-glr-script-out pre"):
+            text = block.get_text()
+            assert not re.search(r"warn|deprecat|Traceback", text, re.IGNORECASE), (page.name, text)
