@@ -194,4 +194,5 @@ for name in averaged:
 # the gradients with the backward pass. PyTorch recommends it over
 # ``nn.DataParallel`` even on a single machine. Move to it as soon as
 # training speed matters, when the first GPU runs out of memory before the
-# others, or when you need more than one machine.
+# others, or when you need more than one machine. :ref:`ddp-tutorial` trains
+# this tutorial's model with it, one process per device, and compares the two.

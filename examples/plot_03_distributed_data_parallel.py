@@ -1,0 +1,575 @@
+"""
+.. _ddp-tutorial:
+
+Train with ``DistributedDataParallel``
+======================================
+
+``nn.DataParallel`` drives every GPU from one Python process. PyTorch
+recommends ``DistributedDataParallel`` (DDP) instead: one process per device,
+each with its own copy of the model and its own share of the data, kept in
+step by averaging their gradients in every backward pass. This page trains
+the model and the data of the :ref:`DataParallel tutorial
+<dataparallel-tutorial>` with DDP and shows what each process does with 1, 2,
+3 and 8 processes.
+
+The outputs below are real: while the site was built, the script started
+that many processes on the build machine's CPU, which talk to each other with
+the ``gloo`` backend. On GPUs the script is the same, with the ``nccl``
+backend and one GPU per process.
+"""
+
+# %%
+# Imports and parameters
+# ----------------------
+#
+# The numbers are those of the DataParallel tutorial: vectors of 5 numbers in,
+# 2 out, 100 samples, batches of 30.
+
+import contextlib
+import io
+import math
+import os
+import signal
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, Dataset, DistributedSampler
+
+input_size = 5
+output_size = 2
+
+batch_size = 30
+data_size = 100
+
+# %%
+# The same data and the same model
+# --------------------------------
+#
+# The dataset holds ``data_size`` random vectors. Every process must build
+# exactly the same dataset, because each one will pick its share of it by
+# index; the fixed seed makes sure of that.
+
+
+class RandomDataset(Dataset):
+    """``length`` random vectors of ``size`` numbers each."""
+
+    def __init__(self, size, length):
+        self.len = length
+        self.data = torch.randn(length, size)
+
+    def __getitem__(self, index):
+        return self.data[index]
+
+    def __len__(self):
+        return self.len
+
+
+_ = torch.manual_seed(0)  # the same data in every process and on every build
+dataset = RandomDataset(input_size, data_size)
+
+# %%
+# The model is one linear layer that prints the sizes it sees. The dataset has
+# no labels, so the training below uses a stand-in loss, the mean square of
+# the outputs, and plain SGD.
+
+
+class Model(nn.Module):
+    """One linear layer that prints the sizes it sees."""
+
+    def __init__(self, input_size, output_size):
+        super().__init__()
+        self.fc = nn.Linear(input_size, output_size)
+
+    def forward(self, input):
+        output = self.fc(input)
+        print("\tIn Model: input size", input.size(), "output size", output.size())
+        return output
+
+
+def loss_fn(output):
+    """Stand-in loss: the mean square of the outputs."""
+    return output.pow(2).mean()
+
+
+learning_rate = 0.1
+
+# %%
+# What every process runs
+# -----------------------
+#
+# With DDP, the *same* function runs in every process, and the processes
+# differ only by their **rank**, a number from 0 to ``WORLD_SIZE - 1``. A
+# launcher starts the processes and tells each one who it is through
+# environment variables:
+#
+# ``RANK``
+#     This process's number among all processes, on all machines.
+# ``LOCAL_RANK``
+#     Its number on this machine; it picks the GPU: ``cuda:LOCAL_RANK``.
+# ``WORLD_SIZE``
+#     How many processes there are in all.
+# ``MASTER_ADDR`` and ``MASTER_PORT``
+#     Where the processes meet: the address and port of a small key-value
+#     store through which they find each other (the *rendezvous*).
+#
+# ``dist.init_process_group(backend)`` reads these variables, joins the group
+# and returns once all ``WORLD_SIZE`` processes have arrived. The backend
+# carries the gradients between processes: ``nccl`` between GPUs, ``gloo``
+# between CPU processes. ``dist.destroy_process_group()`` leaves the group
+# at the end. The training itself is in a separate function, so the DDP model
+# it builds is freed *before* the group is destroyed. In the opposite order,
+# freeing the model can deadlock with ``gloo``: with PyTorch 2.13 it often
+# did while this page was written.
+
+
+def run_rank(per_process_batch_size, use_gpu):
+    """Be one process of the group: join it, train for one epoch, leave it."""
+    dist.init_process_group("nccl" if use_gpu else "gloo")
+    try:
+        return train(per_process_batch_size, use_gpu)
+    finally:
+        dist.destroy_process_group()
+
+
+# %%
+# Inside ``train``, three things differ from single-device training:
+#
+# * The model is wrapped in ``DDP``. The wrapper copies rank 0's parameters to
+#   every process once, at the start; afterwards, each backward pass averages
+#   the gradients over all processes, so every process takes the same step.
+# * A ``DistributedSampler`` gives each process its own share of the
+#   samples, about ``data_size / WORLD_SIZE`` of them, shuffled the same way
+#   everywhere. ``sampler.set_epoch(epoch)`` changes that shuffle from one
+#   epoch to the next.
+# * ``batch_size`` in the ``DataLoader`` is now **per process**. All processes
+#   together consume ``WORLD_SIZE`` times as many samples per step: the
+#   *global* batch. To keep the global batch near the 30 of the DataParallel
+#   tutorial, each process loads ``ceil(30 / WORLD_SIZE)`` samples per step.
+#
+# The function also returns what it did (its samples, its batch sizes and its
+# parameters after the first step), so that this page can check the results.
+
+
+def train(per_process_batch_size, use_gpu, epochs=1):
+    """Train a DDP-wrapped ``Model`` on this process's share of ``dataset``."""
+    world_size = dist.get_world_size()
+    if use_gpu:
+        device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+        torch.cuda.set_device(device)
+    else:
+        device = torch.device("cpu")
+
+    _ = torch.manual_seed(0)  # DDP would copy rank 0's parameters anyway
+    model = Model(input_size, output_size).to(device)
+    model = DDP(model, device_ids=[device] if use_gpu else None)
+    optimizer = torch.optim.SGD(model.parameters(), lr=learning_rate)
+    sampler = DistributedSampler(dataset)  # asks the group for rank and size
+    loader = DataLoader(
+        dataset, batch_size=per_process_batch_size, sampler=sampler
+    )
+    print(
+        f"{dist.get_backend()} on {device}:"
+        f" {len(sampler)} of {len(dataset)} samples;"
+        f" batch size {per_process_batch_size} here,"
+        f" global batch {per_process_batch_size * world_size}"
+    )
+
+    done = {"samples": [], "batch_sizes": [], "after_first_step": None}
+    for epoch in range(epochs):
+        sampler.set_epoch(epoch)
+        done["samples"] = list(sampler)  # the loader's order this epoch
+        for data in loader:
+            input = data.to(device)
+            output = model(input)
+            print("Outside: input size", input.size(), "output_size", output.size())
+            optimizer.zero_grad()
+            loss_fn(output).backward()  # DDP averages the gradients here
+            optimizer.step()
+            done["batch_sizes"].append(len(input))
+            if done["after_first_step"] is None:
+                done["after_first_step"] = {
+                    name: p.tolist() for name, p in model.module.named_parameters()
+                }
+    return done
+
+
+def per_process_batch_size(world_size):
+    """Samples per process and step, so that together they load ``batch_size``."""
+    return math.ceil(batch_size / world_size)
+
+
+# %%
+# Starting the processes with ``torchrun``
+# ----------------------------------------
+#
+# On a machine with N GPUs, start N copies of this script with ``torchrun``,
+# which comes with PyTorch:
+#
+# .. code-block:: bash
+#
+#    torchrun --standalone --nproc-per-node=N plot_03_distributed_data_parallel.py
+#
+# ``torchrun`` starts the N processes, sets ``RANK``, ``LOCAL_RANK``,
+# ``WORLD_SIZE``, ``MASTER_ADDR`` and ``MASTER_PORT`` in each, runs the
+# rendezvous store itself, and stops all of them if one fails.
+# ``--standalone`` lets it pick a free port on this machine; without it, the
+# port is 29500 unless you give ``--master-port``, and two jobs on one machine
+# would collide. When it starts more than one process and you have not set
+# ``OMP_NUM_THREADS``, ``torchrun`` sets it to 1 (with a warning), so that N
+# processes do not each start one thread per CPU core.
+#
+# ``torchrun`` runs the whole file in every process. The cell below notices
+# it was started that way (``LOCAL_RANK`` is set), trains as one process,
+# on the GPU when there is one, and stops before the rest of the page.
+
+if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
+    world_size = int(os.environ["WORLD_SIZE"])
+    run_rank(per_process_batch_size(world_size), torch.cuda.is_available())
+    sys.exit()
+
+# %%
+# Starting the processes from Python
+# ----------------------------------
+#
+# ``python plot_03_distributed_data_parallel.py`` (and the build of this
+# page) starts the processes itself with ``torch.multiprocessing``, doing
+# what ``torchrun`` does: it sets the same environment variables in each
+# child, runs the rendezvous store, and stops every process if one fails. So
+# that a process that never arrives cannot hang it, it also gives up after
+# ``timeout`` seconds. A few details make it fast and safe:
+#
+# * **Start method.** On Linux the children are *forked*: each one starts as a
+#   copy of this process, with ``torch`` and everything defined above already
+#   loaded, in a few milliseconds. Elsewhere Python *spawns* a fresh
+#   interpreter that imports this file again; that is why the cells that do
+#   work sit under ``if __name__ == "__main__":``.
+# * **One thread per process.** A forked child that uses several OpenMP
+#   threads after its parent already did can hang, so each child calls
+#   ``torch.set_num_threads(1)``, the equivalent of ``torchrun``'s
+#   ``OMP_NUM_THREADS=1``. ``torch._dynamo``, which DDP imports the first time
+#   it wraps a model (about two seconds), is imported once here rather than
+#   in every child.
+# * **A port nobody else has.** The store is opened on port 0, so the
+#   operating system picks a free port and holds it from then on: two runs on
+#   one machine never meet. The store answers the children from a thread of
+#   its own, and a child forked while that thread holds a lock can hang, so
+#   the children are forked *before* the store starts and learn its port
+#   through a queue. ``TORCHELASTIC_USE_AGENT_STORE=True``, which ``torchrun``
+#   sets in the same situation (it is an internal variable, not a documented
+#   API), makes ``init_process_group`` connect to this store instead of
+#   opening one in rank 0.
+# * **Output in rank order.** Each child collects what it prints and sends it
+#   to the parent, which prints it line by line, tagged with the rank. Real
+#   processes print at the same time, so their lines would otherwise
+#   interleave in any order.
+
+import torch._dynamo  # DDP imports it on first use; do it once, before forking
+
+START_METHOD = "fork" if sys.platform == "linux" else "spawn"
+
+
+def launch(world_size, target, args=(), timeout=60.0):
+    """Run ``target(*args)`` in ``world_size`` processes, as ``torchrun`` would.
+
+    Return one ``(output, value)`` pair per rank, in rank order. If a process
+    fails, stop the others and raise its error; after ``timeout`` seconds,
+    stop them all and raise ``TimeoutError``.
+    """
+    queues = mp.get_context(START_METHOD)
+    ports, results = queues.SimpleQueue(), queues.SimpleQueue()
+    children = mp.start_processes(
+        _as_rank,
+        args=(world_size, ports, results, target, args),
+        nprocs=world_size,
+        join=False,
+        daemon=True,
+        start_method=START_METHOD,
+    )
+    reports, store = {}, None
+    try:
+        # Port 0: the operating system picks a free port.
+        store = dist.TCPStore(
+            "127.0.0.1", 0, is_master=True, wait_for_workers=False
+        )
+        for _ in range(world_size):
+            ports.put(store.port)
+        deadline = time.monotonic() + timeout
+        # join() is True once all exited; it raises the first failure.
+        while not children.join(timeout=0.1, grace_period=1):
+            _collect(results, reports)
+            if time.monotonic() > deadline:
+                alive = [
+                    rank
+                    for rank, child in enumerate(children.processes)
+                    if child.is_alive()
+                ]
+                raise TimeoutError(
+                    f"DDP with {world_size} processes: rank(s) {alive} still"
+                    f" running after {timeout:g} s (rendezvous at"
+                    f" 127.0.0.1:{store.port}); stopped them all"
+                )
+    finally:
+        for child in children.processes:
+            child.kill()  # does nothing to those that have exited
+            child.join()
+        store = None  # stops the store's thread before anything forks again
+    _collect(results, reports)
+    missing = sorted(set(range(world_size)) - set(reports))
+    if missing:
+        raise RuntimeError(f"rank(s) {missing} exited without reporting")
+    return [reports[rank] for rank in range(world_size)]
+
+
+def _collect(results, reports):
+    """Move what the children sent into ``reports``, so the pipe never fills."""
+    while not results.empty():
+        rank, output, value = results.get()
+        reports[rank] = (output, value)
+
+
+def _as_rank(rank, world_size, ports, results, target, args):
+    """Become rank ``rank`` as ``torchrun`` would make it; run ``target``."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # die with the parent
+    torch.set_num_threads(1)
+    os.environ.update(
+        RANK=str(rank),
+        LOCAL_RANK=str(rank),
+        WORLD_SIZE=str(world_size),
+        LOCAL_WORLD_SIZE=str(world_size),
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(ports.get()),
+        TORCHELASTIC_USE_AGENT_STORE="True",
+    )
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+        value = target(*args)
+    results.put((rank, output.getvalue(), value))
+
+
+# %%
+# The last helper runs the tutorial's training in ``world_size`` processes.
+# It first sums up what the processes reported (how many samples each one
+# got, how many of those were repeats, and the global batch of each step),
+# then prints every process's lines.
+
+runs = {}
+
+
+def run_with(world_size):
+    """Train on ``world_size`` CPU processes; sum up, then print their lines."""
+    args = (per_process_batch_size(world_size), False)  # False: no GPU
+    reports = launch(world_size, run_rank, args)
+    done = [value for _, value in reports]
+    counts = [len(d["samples"]) for d in done]
+    distinct = len({sample for d in done for sample in d["samples"]})
+    steps = zip(*(d["batch_sizes"] for d in done))
+    print(
+        f"samples: {' + '.join(map(str, counts))} = {sum(counts)},"
+        f" {distinct} distinct, {sum(counts) - distinct} repeated"
+    )
+    print("global batches:", ", ".join(str(sum(step)) for step in steps))
+    for rank, (output, _) in enumerate(reports):
+        for line in output.expandtabs(4).splitlines():
+            print(f"[rank {rank}] {line}")
+    runs[world_size] = done
+
+
+# %%
+# How ``DistributedSampler`` shares out the samples
+# -------------------------------------------------
+#
+# Each process gets ``ceil(100 / WORLD_SIZE)`` samples: every
+# ``WORLD_SIZE``-th sample of one shuffled order, starting at its rank. When
+# 100 does not divide evenly, the sampler repeats the first few samples of
+# that order to fill the gap, so that every process runs the same number of
+# steps: each step's gradient averaging waits for all processes, and one
+# process with an extra batch would wait forever. (``drop_last=True`` drops
+# the leftover samples instead.)
+#
+# The sampler does not need running processes to show this; given
+# ``num_replicas`` and ``rank`` explicitly, it just computes. Here is rank 0
+# of 3 over three epochs, first without and then with ``set_epoch``:
+
+if __name__ == "__main__":
+    sampler = DistributedSampler(dataset, num_replicas=3, rank=0)
+    for epoch in range(3):
+        print(f"epoch {epoch}, no set_epoch:   {list(sampler)[:8]} ...")
+    for epoch in range(3):
+        sampler.set_epoch(epoch)
+        print(f"epoch {epoch}, set_epoch({epoch}): {list(sampler)[:8]} ...")
+
+# %%
+# Without ``set_epoch`` every epoch repeats the same order.
+#
+# .. rst-class:: gpu-tabs
+#
+# Results
+# -------
+#
+# Each tab shows one epoch with that many processes. The first two lines sum
+# up the samples each process got and the global batch of each step. Then
+# every process prints a line about its share, and the sizes seen inside and
+# outside the model for each of its batches. Unlike DataParallel, DDP splits
+# nothing inside the model: each process already loaded its own batch, so the
+# sizes inside and outside are the same.
+#
+# 1 process
+# ^^^^^^^^^
+#
+# One process gets all 100 samples, in batches of 30, 30, 30 and 10, as in
+# the DataParallel tutorial.
+
+if __name__ == "__main__":
+    run_with(1)
+
+# %%
+# 2 processes
+# ^^^^^^^^^^^
+#
+# Each process gets 50 samples and loads 15 per step, so the global batches
+# are 30, 30, 30 and 10 again.
+
+if __name__ == "__main__":
+    run_with(2)
+
+# %%
+# 3 processes
+# ^^^^^^^^^^^
+#
+# 100 samples over 3 processes gives ``ceil(100 / 3) = 34`` each: 102 in all,
+# 2 of them repeats. Each process loads 10 per step, so its last batch
+# has 4 and the last global batch 12.
+
+if __name__ == "__main__":
+    run_with(3)
+
+# %%
+# 8 processes
+# ^^^^^^^^^^^
+#
+# ``ceil(100 / 8) = 13`` samples each, 104 in all, 4 of them repeats. Thirty
+# does not divide by 8 either: each process loads ``ceil(30 / 8) = 4`` per
+# step, so the global batch is 32, and the last batches have 1 sample each.
+
+if __name__ == "__main__":
+    run_with(8)
+
+# %%
+# The same parameters everywhere after one step
+# ---------------------------------------------
+#
+# DDP **averages** the gradients over the processes, where DataParallel
+# **sums** the gradients of its replicas (see :ref:`dataparallel-in-depth`).
+# Both give the gradient of the whole batch: DataParallel because it computes
+# one loss on the gathered output, DDP because each process's loss is a mean
+# over an equal share, and the mean of equal shares' means is the mean of the
+# whole.
+#
+# The check below takes, for each run above, the samples of every process's
+# first batch, trains a fresh copy of the model on all of them at once in
+# this one process, and compares its parameters after that step with those
+# every process reported. The single process sees the whole global batch.
+
+
+def train_one_step(samples):
+    """Take one SGD step with a fresh ``Model`` on ``samples``, here."""
+    _ = torch.manual_seed(0)  # the same initial parameters as every rank
+    model = Model(input_size, output_size)
+    optimizer = torch.optim.SGD(model.parameters(), lr=learning_rate)
+    loss_fn(model(dataset.data[samples])).backward()
+    optimizer.step()
+    return {name: p.detach() for name, p in model.named_parameters()}
+
+
+if __name__ == "__main__":
+    for world_size, done in runs.items():
+        first = [s for d in done for s in d["samples"][: d["batch_sizes"][0]]]
+        single = train_one_step(first)
+        ranks = [
+            {name: torch.tensor(v) for name, v in d["after_first_step"].items()}
+            for d in done
+        ]
+        identical = all(torch.equal(r[n], ranks[0][n]) for r in ranks for n in r)
+        same = all(torch.allclose(ranks[0][n], p) for n, p in single.items())
+        print(
+            f"{world_size} process{'es' if world_size > 1 else ''}:"
+            f" ranks identical: {identical}, equal to one process: {same}"
+        )
+
+# %%
+# Several machines
+# ----------------
+#
+# Nothing in ``train`` changes when the processes live on several machines.
+# Start ``torchrun`` once on every machine, with the same arguments, and let
+# its rendezvous put them together. For 2 machines with 4 GPUs each, where
+# the first machine is reachable as ``10.0.0.1``:
+#
+# .. code-block:: bash
+#
+#    # on each of the 2 machines
+#    torchrun --nnodes=2 --nproc-per-node=4 \
+#        --rdzv-id=job42 --rdzv-backend=c10d --rdzv-endpoint=10.0.0.1:29400 \
+#        plot_03_distributed_data_parallel.py
+#
+# ``--rdzv-backend c10d`` runs the rendezvous store on the endpoint's
+# machine; ``--rdzv-id`` names the job, so that two jobs sharing an endpoint
+# do not mix. ``torchrun`` then gives each process a ``RANK`` from 0 to 7
+# and a ``LOCAL_RANK`` from 0 to 3, and ``WORLD_SIZE`` is 8. Use the ``nccl``
+# backend on GPUs, as the script does; it picks the fastest link it finds:
+# NVLink or PCIe inside a machine, InfiniBand or TCP between machines. Every
+# machine needs the same script and access to the same data, the machines
+# must reach each other (on the endpoint's port, and on the ports the backend
+# opens), and ``NCCL_SOCKET_IFNAME`` (or ``GLOO_SOCKET_IFNAME`` for ``gloo``)
+# chooses the network interface when the default one is wrong.
+#
+# DataParallel or DistributedDataParallel
+# ---------------------------------------
+#
+# .. list-table::
+#    :header-rows: 1
+#    :widths: 22 39 39
+#
+#    * -
+#      - ``nn.DataParallel``
+#      - ``DistributedDataParallel``
+#    * - Processes
+#      - One process, one thread per GPU
+#      - One process per GPU, started by ``torchrun`` or
+#        ``torch.multiprocessing``
+#    * - GIL
+#      - The threads share one GIL
+#      - Each process has its own interpreter and GIL
+#    * - Replication per step
+#      - The model is copied to every GPU on every forward pass
+#      - The model is copied once, at the start; each process updates its own
+#        copy
+#    * - Data per step
+#      - One batch, split across the GPUs inside ``forward``
+#      - Each process loads its own batch, from its ``DistributedSampler``
+#        share
+#    * - Gradient reduction
+#      - Replica gradients are **summed** into the model on the first GPU
+#      - Gradients are **averaged** with all-reduce, overlapped with the
+#        backward pass
+#    * - Several machines
+#      - No
+#      - Yes: ``torchrun --nnodes …``
+#
+# What to remember
+# ----------------
+#
+# * One process per device, all running the same code; ``RANK``,
+#   ``LOCAL_RANK`` and ``WORLD_SIZE`` tell them apart.
+# * ``init_process_group`` with ``nccl`` on GPUs and ``gloo`` on CPUs, and
+#   ``destroy_process_group`` at the end, after the DDP model is gone.
+# * A ``DistributedSampler`` per process, with ``set_epoch`` every epoch; it
+#   repeats a few samples when the data does not divide evenly.
+# * ``batch_size`` is per process; the global batch is ``WORLD_SIZE`` times
+#   larger.
+# * Start it with ``torchrun --nproc-per-node=N``, on one machine or several.
