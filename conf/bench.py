@@ -114,8 +114,9 @@ def main(argv=None):
         executed = "/".join(sorted({str(r[1]) for r in runs}))
         peak = max(r[2] for r in runs)
         print(f"{name:<30} {median:>9.1f} {median / fresh:>8.2f} {executed:>13} {peak:>9.0f}")
+    total = len(list((Path(__file__).resolve().parent.parent / "examples").glob("*.py")))
     print(f"\n{args.repeat} runs each; 'examples run' counts executions per build "
-          f"(2 examples in total); peak MiB is the largest single build process.")
+          f"({total} examples in total); peak MiB is the largest single process.")
     return 0
 
 
