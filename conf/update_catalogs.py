@@ -41,6 +41,8 @@ def _new_catalog(pot, lang):
     catalog.metadata["Language-Team"] = f"{lang} <dp-tutorial translators>"
     catalog.metadata["Plural-Forms"] = "nplurals=1; plural=0;"
     catalog.metadata.pop("Last-Translator", None)
+    # The .pot's header is fuzzy; a catalog's is not, or tools count it unfinished.
+    catalog.metadata_is_fuzzy = []
     return str(catalog)
 
 

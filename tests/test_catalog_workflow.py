@@ -70,3 +70,15 @@ def test_committed_catalogs_cover_every_page(project_copy):
         catalogs = {p.relative_to(ROOT / "locale" / lang / "LC_MESSAGES")
                     for p in (ROOT / "locale" / lang / "LC_MESSAGES").rglob("*.po")}
         assert pots <= catalogs, f"{lang}: run `make update-po`"
+
+
+def test_new_catalog_header_is_not_fuzzy(project_copy):
+    """The .pot header is fuzzy; a new catalog must not inherit that."""
+    from update_catalogs import merge
+
+    make(project_copy, "gettext")
+    pot = project_copy / "_build" / "gettext" / "index.pot"
+    po = project_copy / "new" / "index.po"
+    assert merge(pot, po, "zh_CN") == "created"
+    header = po.read_text("utf-8").split('msgid ""')[0]
+    assert "#, fuzzy" not in header and "#, fuzzy" in pot.read_text("utf-8")
