@@ -47,17 +47,12 @@ class Counts:
 
 def count_entries(po_path):
     """Return the Counts of the catalog at *po_path* (obsolete entries left out)."""
-    counts = Counts()
-    for entry in polib.pofile(str(po_path)):
-        if entry.obsolete:
-            continue
-        if "fuzzy" in entry.flags:
-            counts.fuzzy += 1
-        elif entry.msgstr:
-            counts.translated += 1
-        else:
-            counts.untranslated += 1
-    return counts
+    catalog = polib.pofile(str(po_path))
+    return Counts(
+        len(catalog.translated_entries()),
+        len(catalog.fuzzy_entries()),
+        len(catalog.untranslated_entries()),
+    )
 
 
 def catalogs(locale_dir, lang):
