@@ -36,10 +36,14 @@ def glossary_terms(glossary, language):
     return sorted(term for term in terms if CJK.search(term))
 
 
-def add_user_dictionary(app, config):
-    """For a Chinese build, write the glossary's terms as jieba's user dictionary."""
+def configure_search(app, config):
+    """For a Chinese build, search with jieba, the glossary as its user dictionary."""
     if not (config.language or "").startswith("zh"):
         return
+    # Without jieba, Sphinx silently indexes no Chinese at all: insist on it.
+    import jieba  # noqa: F401
+
+    config.html_search_language = "zh"
     glossary = Path(app.confdir).parent / "locale" / "glossary.csv"
     words = Path(app.doctreedir) / "search-words.txt"
     words.parent.mkdir(parents=True, exist_ok=True)
@@ -50,5 +54,5 @@ def add_user_dictionary(app, config):
 def setup(app):
     """Register the search language and the dictionary handler."""
     app.add_search_language(ChineseSearch)
-    app.connect("config-inited", add_user_dictionary)
+    app.connect("config-inited", configure_search)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -6,16 +6,8 @@ from languages import by_sphinx_code
 
 
 def apply_language(app, config):
-    """Check the language and set search, 404 and URL-layout values for it."""
+    """Check the language and set the 404 and URL-layout values for it."""
     lang = by_sphinx_code(config.language)  # unknown language: stop the build
-    # Sphinx picks jieba-based search for "zh"; without jieba it silently
-    # indexes no Chinese, so insist on it.
-    if lang.sphinx.startswith("zh"):
-        import jieba  # noqa: F401  (fail loudly if missing)
-
-        config.html_search_language = "zh"  # jieba words: see chinese_search.py
-    else:
-        config.html_search_language = "en"
     version = os.environ.get("READTHEDOCS_VERSION")
     if version:
         # Read the Docs serves each language at /<rtd-code>/<version>/.
