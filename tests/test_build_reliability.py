@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 from project_copy import copy_project  # conf/ is on sys.path (conftest)
@@ -86,23 +87,53 @@ def test_broken_catalog_fails_with_file_and_line_before_any_html(project):
         assert_untouched(project, lang, digests)
 
 
+# Loaded into the copy's Sphinx: when the first page is written, say so and
+# wait, so the build is killed at a known point halfway through writing.
+PAUSE_MID_WRITE = """
+import pathlib, time
+
+def pause(app, *args):
+    marker = pathlib.Path(app.srcdir).parent / "mid-write"
+    if not marker.exists():
+        marker.write_text(str(app.outdir))
+        time.sleep(600)
+
+def setup(app):
+    app.connect("html-page-context", pause)
+"""
+
+
 def test_interrupted_build_keeps_the_site_and_recovers(project):
     before = digest(project / "_build" / "html" / "en")
     (project / "docs" / "index.md").write_text(
         (project / "docs" / "index.md").read_text("utf-8") + "\nOne more sentence.\n", "utf-8"
     )
+    conf = project / "conf" / "conf.py"
+    good_conf = conf.read_text("utf-8")
+    (project / "conf" / "pause_mid_write.py").write_text(PAUSE_MID_WRITE, "utf-8")
+    conf.write_text(good_conf + '\nextensions.append("pause_mid_write")\n', "utf-8")
+    marker = project / "mid-write"
+
     process = subprocess.Popen(
         [sys.executable, "conf/build_site.py", "html", "en"], cwd=project,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
-    for line in process.stdout:
-        if line.startswith("writing output"):
+    try:
+        deadline = time.monotonic() + 240
+        while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert marker.exists(), "the build never reached the writing phase"
+        # Sphinx is writing into the staging copy, not into the published site.
+        assert marker.read_text().endswith(".en.staging")
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
-            break
-    process.wait(timeout=60)
-    assert process.returncode == -signal.SIGKILL, "the build ended before it was interrupted"
+            process.wait()
     assert digest(project / "_build" / "html" / "en") == before
 
+    conf.write_text(good_conf, "utf-8")
     result = build(project, "en")
     assert result.returncode == 0, result.stderr[-3000:]
     assert not (project / "_build" / "html" / ".en.staging").exists()
