@@ -57,7 +57,7 @@ def input_digest(lang):
         files += (ROOT / folder).rglob("*")
     for path in sorted(files):
         rel = path.relative_to(ROOT).as_posix()
-        if path.is_file() and not re.search(r"auto_examples/|__pycache__/|\.mo$", rel):
+        if path.is_file() and not re.search(r"^docs/auto_examples/|__pycache__/|\.mo$", rel):
             digest.update(rel.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
