@@ -33,6 +33,7 @@ extensions = [
     "bilingual",
     "chinese_search",
     "translation_status",
+    "navigation_refresh",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

@@ -9,7 +9,9 @@ import subprocess
 import sys
 import time
 
+import polib
 import pytest
+from bs4 import BeautifulSoup
 from project_copy import copy_project  # conf/ is on sys.path (conftest)
 
 BROKEN = '"""\nBroken\n======\n"""\n\nraise RuntimeError("deliberately broken example")\n'
@@ -179,3 +181,27 @@ def test_turning_execution_off_fails_the_build(project):
     result = build(project, "en", SPHINXOPTS="-W --keep-going -D plot_gallery=0")
     assert result.returncode != 0
     assert "plot_gallery is off" in result.stdout + result.stderr
+
+
+def test_incremental_build_renames_a_page_everywhere(site, tmp_path):
+    """A retitled page shows its new title in every page's navigation."""
+    project = copy_project(tmp_path / "project")
+    assert build(project, "zh_TW").returncode == 0
+    catalog = project / "locale/zh_TW/LC_MESSAGES/auto_examples/plot_02_dataparallel_in_depth.po"
+    po = polib.pofile(str(catalog))
+    entry = po.find("``nn.DataParallel`` in depth")
+    old_word = entry.msgstr.split()[0]  # 深入解析
+    entry.msgstr = "重新命名的頁面 ``nn.DataParallel``"
+    po.save()
+
+    result = build(project, "zh_TW")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "nothing changed" not in result.stdout  # a tutorial's catalog is an input
+    html = project / "_build" / "html" / "zh_TW"
+    for page in ("index", "translating", "auto_examples/plot_01_dataparallel",
+                 "auto_examples/plot_02_dataparallel_in_depth",
+                 "auto_examples/plot_03_distributed_data_parallel"):  # fmt: skip
+        text = BeautifulSoup((html / f"{page}.html").read_text("utf-8"), "html.parser")
+        navigation = text.select_one(".sidebar-tree").get_text(" ")
+        assert "重新命名的頁面" in navigation, page
+        assert old_word not in navigation, page
