@@ -34,6 +34,7 @@ extensions = [
     "chinese_search",
     "translation_status",
     "navigation_refresh",
+    "theme_strings",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

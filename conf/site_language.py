@@ -22,9 +22,20 @@ def apply_language(app, config):
         config.notfound_urls_prefix = f"/{lang.sphinx}/"
 
 
+def translated_site_title(app, pagename, templatename, context, doctree):
+    """Name the site in the page's language: the translated landing-page title.
+
+    ``html_title`` is one English string for every language; the sidebar brand
+    and every ``<title>`` would otherwise stay English on the Chinese sites.
+    """
+    if app.config.language != "en" and app.config.root_doc in app.env.titles:
+        context["docstitle"] = app.env.titles[app.config.root_doc].astext()
+
+
 def setup(app):
     """Register the config values and the handler."""
     app.add_config_value("site_languages", [], "html")
     app.add_config_value("site_language_dirs", {}, "html")
     app.connect("config-inited", apply_language)
+    app.connect("html-page-context", translated_site_title)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

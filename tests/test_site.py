@@ -4,6 +4,7 @@ import json
 import re
 from pathlib import Path
 
+import polib
 import pytest
 from bs4 import BeautifulSoup
 
@@ -13,6 +14,7 @@ PAGES = [
     "auto_examples/index",
     "auto_examples/plot_01_dataparallel",
     "auto_examples/plot_02_dataparallel_in_depth",
+    "auto_examples/plot_03_distributed_data_parallel",
 ]
 
 
@@ -123,3 +125,40 @@ def test_executed_outputs_have_no_stray_warnings(site):
         for block in soup.select(".sphx-glr-script-out pre"):
             text = block.get_text()
             assert not re.search(r"warn|deprecat|Traceback", text, re.IGNORECASE), (page.name, text)
+
+
+THEME_STRINGS = {
+    ".toc-title": "On this page",
+    ".back-to-top": "Back to top",
+    ".skip-to-content": "Skip to content",
+    ".related-pages a.next-page .context": "Next",
+    ".related-pages a.prev-page .context": "Previous",
+}
+
+
+@pytest.mark.parametrize("lang", ["zh_CN", "zh_TW"])
+def test_theme_interface_is_in_the_page_language(site, lang):
+    catalog = polib.pofile(str(Path(__file__).parent.parent / f"locale/{lang}/LC_MESSAGES/sphinx.po"))
+    soup = read_page(site, lang, "auto_examples/plot_02_dataparallel_in_depth")
+    for selector, english in THEME_STRINGS.items():
+        element = soup.select_one(selector)
+        assert element is not None, selector
+        translated = catalog.find(english).msgstr
+        assert translated and translated != english, english
+        assert element.get_text(" ", strip=True) == translated, selector
+    footer = soup.select_one(".bottom-of-page").get_text(" ")
+    assert "Made with" not in footer and "Copyright" not in footer
+
+
+def test_site_title_is_in_the_page_language(site, languages):
+    for lang in languages:
+        home = read_page(site, lang.sphinx, "index").h1.get_text(strip=True).rstrip("#¶")
+        for page in PAGES:
+            soup = read_page(site, lang.sphinx, page)
+            brand = soup.select_one(".sidebar-brand-text").get_text(strip=True)
+            title = soup.title.get_text()
+            if lang.sphinx == "en":
+                assert brand == "Data Parallelism in PyTorch"
+            else:
+                assert brand == home and re.search(r"[\u4e00-\u9fff]", brand)
+            assert title.endswith(brand)
