@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from project_copy import copy_project  # noqa: E402
 
 EXAMPLE = "examples/plot_01_dataparallel.py"
-PO = "locale/zh_TW/LC_MESSAGES/index.po"
+PO = "locale/zh_TW/LC_MESSAGES/auto_examples/plot_01_dataparallel.po"
 # Runs a command and reports its peak RSS (the largest waited-for descendant).
 MEASURE = (
     "import json, resource, subprocess, sys;"
@@ -76,7 +76,8 @@ def scenarios(project):
 
     def edit_po():
         catalog = polib.pofile(str(project / PO), wrapwidth=79)
-        entry = catalog.translated_entries()[0]
+        # A paragraph, as translators usually edit (a title would rewrite every page).
+        entry = max(catalog.translated_entries(), key=lambda e: len(e.msgid))
         entry.msgstr = entry.msgstr[:-1] if entry.msgstr.endswith(" ") else entry.msgstr + " "
         catalog.save()
 

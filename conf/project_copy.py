@@ -13,9 +13,11 @@ def copy_project(dest, with_gallery=True):
     the already executed gallery (docs/auto_examples), so examples don't rerun.
     """
     dest = Path(dest)
-    ignore = None if with_gallery else shutil.ignore_patterns("auto_examples")
     for name in ("docs", "examples", "conf", "locale"):
-        shutil.copytree(ROOT / name, dest / name, symlinks=True, ignore=ignore)
+        shutil.copytree(ROOT / name, dest / name, symlinks=True)
+    if not with_gallery:
+        # Only the generated gallery: locale/*/LC_MESSAGES/auto_examples/ are sources.
+        shutil.rmtree(dest / "docs" / "auto_examples", ignore_errors=True)
     for name in ("Makefile", "requirements.txt", ".readthedocs.yaml"):
         shutil.copy2(ROOT / name, dest / name)
     (dest / ".venv").symlink_to(ROOT / ".venv")
