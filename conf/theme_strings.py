@@ -10,12 +10,28 @@ The strings then reach locale/<lang>/LC_MESSAGES/sphinx.po through
 ``make update-po`` and are checked by ``make check`` like every other entry.
 """
 
+from pathlib import Path
+
 from furo import THEME_PATH  # the theme conf.py sets
+
+
+def theme_folder(app):
+    """Furo's templates, reached through the project's .venv when it holds them.
+
+    sphinx.pot records each string's template as a path relative to the
+    output folder; going through ``<project>/.venv`` (a symlink in the tests'
+    project copies) gives the same path in every checkout.
+    """
+    venv = Path(app.srcdir).parent / ".venv"
+    try:
+        return venv / THEME_PATH.relative_to(venv.resolve())
+    except ValueError:
+        return THEME_PATH
 
 
 def add_theme_templates(app):
     if app.builder.name == "gettext":
-        app.config.templates_path = [*app.config.templates_path, str(THEME_PATH)]
+        app.config.templates_path = [*app.config.templates_path, str(theme_folder(app))]
 
 
 def setup(app):

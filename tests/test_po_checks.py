@@ -21,6 +21,7 @@ import pytest
 
 import catalog_report
 import po_checks
+from project_copy import copy_project
 import seed_zh_tw
 from update_catalogs import save
 
@@ -325,10 +326,7 @@ def entries(po_path):
 
 
 def test_changed_english_turns_exactly_its_entries_fuzzy(tmp_path, capsys):
-    repo = tmp_path / "repo"
-    for name in ("docs", "examples", "conf", "locale"):
-        shutil.copytree(ROOT / name, repo / name, ignore=shutil.ignore_patterns("*.mo"))
-    shutil.copy2(ROOT / "Makefile", repo)
+    repo = copy_project(tmp_path / "repo")
     index_md = repo / "docs" / "index.md"
     paragraph = next(e.msgid for e in polib.pofile(str(repo / "locale/zh_CN/LC_MESSAGES/index.po"))
                      if e.msgid.startswith(OLD))  # fmt: skip
