@@ -9,7 +9,8 @@ in only when Sphinx succeeds, so a failed or interrupted build leaves the
 previous site in place. Catalogs are checked with ``msgfmt -c`` before any
 Sphinx run. Examples execute once: Sphinx-Gallery skips an example whose
 source is unchanged since it last ran, so the later languages reuse the first
-one's results and are built side by side. A language none of whose inputs
+one's results. All languages start together; the others wait, fully loaded,
+until the first has run the examples, and are then built side by side. A language none of whose inputs
 (sources, its catalogs, the build machinery) changed since its last good build
 is not rebuilt at all.
 
@@ -62,23 +63,26 @@ def input_digest(lang):
     return digest.hexdigest()
 
 
-def sphinx_build(lang, outdir, doctrees, log=None):
+def sphinx_build(lang, outdir, doctrees, log=None, env=None):
     """Run sphinx-build for *lang*, its output to *log* if given; return its exit code."""
     cmd = [
         sys.executable, "-m", "sphinx", "-b", "html", "-c", str(ROOT / "conf"),
         "-D", f"language={lang}", "-d", str(doctrees), *SPHINX_OPTS,
         str(ROOT / "docs"), str(outdir),
     ]  # fmt: skip
-    print(f"--- building {lang} ---", flush=True)
+    sys.stdout.write(f"--- building {lang} ---\n")  # one write: builds run in threads
+    sys.stdout.flush()
     if log is None:
-        return subprocess.run(cmd, cwd=ROOT).returncode
+        return subprocess.run(cmd, cwd=ROOT, env=env).returncode
     with open(log, "w", encoding="utf-8") as out:
-        code = subprocess.run(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT).returncode
+        code = subprocess.run(
+            cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
+        ).returncode
     print(f"--- {lang} ---\n" + Path(log).read_text("utf-8"), end="", flush=True)
     return code
 
 
-def build_atomically(lang, final, doctrees, log=None):
+def build_atomically(lang, final, doctrees, log=None, env=None):
     """Build *lang* into a staging copy of *final* and swap it in on success."""
     staging = final.with_name(f".{final.name}.staging")
     old = final.with_name(f".{final.name}.old")
@@ -86,7 +90,7 @@ def build_atomically(lang, final, doctrees, log=None):
         shutil.rmtree(leftover, ignore_errors=True)
     if final.is_dir():
         shutil.copytree(final, staging, symlinks=True)  # keeps mtimes: incremental
-    if sphinx_build(lang, staging, doctrees, log) != 0:
+    if sphinx_build(lang, staging, doctrees, log, env) != 0:
         shutil.rmtree(staging, ignore_errors=True)
         # The environment may say pages are current that were never published.
         (doctrees / "environment.pickle").unlink(missing_ok=True)
@@ -133,20 +137,36 @@ def build_local(langs):
             stamp.unlink(missing_ok=True)
             todo.append((lang, stamp, digest))
 
-    def build(lang, stamp, digest, log=None):
-        ok = build_atomically(lang, outdir / lang, ROOT / "_build" / "doctrees" / lang, log)
+    def build(lang, stamp, digest, log=None, env=None):
+        ok = build_atomically(
+            lang, outdir / lang, ROOT / "_build" / "doctrees" / lang, log, env
+        )
         if ok:
             stamp.write_text(digest)
         return ok
 
-    # The first build executes changed examples; the others then reuse the
-    # results and run side by side, each logging to its own file.
-    if todo and not build(*todo[0]):
+    if not todo:
+        write_root_index(outdir)
+        return 0
+    # All languages start at once, so that the others load Sphinx, jieba and
+    # the extensions while the first one executes the changed examples. They
+    # wait (example_guard.wait_for_examples) until the first has run them all
+    # and touched READY, then reuse the results, each logging to its own file.
+    ready = stamps / "gallery.ready"
+    failed = stamps / "gallery.ready.failed"
+    for marker in (ready, failed):
+        marker.unlink(missing_ok=True)
+    with ThreadPoolExecutor(max_workers=len(todo)) as pool:
+        lead = pool.submit(build, *todo[0], None, {**os.environ, "DP_GALLERY_READY": str(ready)})
+        follow = {**os.environ, "DP_GALLERY_WAIT": str(ready)}
+        jobs = [pool.submit(build, *job, stamps / f"{job[0]}.log", follow) for job in todo[1:]]
+        if not lead.result() and not ready.exists():
+            failed.touch()  # the waiting languages stop and keep their last good site
+        results = [lead.result()] + [job.result() for job in jobs]
+    for marker in (ready, failed):
+        marker.unlink(missing_ok=True)
+    if not all(results):
         return 1
-    with ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool:
-        jobs = [pool.submit(build, *job, stamps / f"{job[0]}.log") for job in todo[1:]]
-        if not all(job.result() for job in jobs):
-            return 1
     write_root_index(outdir)
     return 0
 

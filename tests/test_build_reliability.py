@@ -52,14 +52,20 @@ def assert_untouched(project, lang, before):
 
 
 def test_failing_example_names_it_and_keeps_the_site(project):
-    before = digest(project / "_build" / "html" / "en")
+    before = {lang: digest(project / "_build" / "html" / lang) for lang in ("en", "zh_TW")}
     (project / "examples" / "plot_99_broken.py").write_text(BROKEN)
-    result = build(project, "en")
+    result = build(project, "en", "zh_TW")
     output = result.stdout + result.stderr
     assert result.returncode != 0
     assert "plot_99_broken.py" in output and "Traceback" in output
     assert "deliberately broken example" in output
-    assert_untouched(project, "en", before)
+    # zh_TW, started next to English, gave up without running anything itself.
+    zh_tw_log = result.stdout.split("--- zh_TW ---\n", 1)[1]
+    assert "not built: the first language's build failed" in zh_tw_log
+    assert "deliberately broken example" not in zh_tw_log
+    for lang, digests in before.items():
+        assert_untouched(project, lang, digests)
+    assert not list((project / "_build" / "stamps").glob("gallery.ready*"))
 
 
 def test_hung_example_is_stopped_by_the_timeout(project):
@@ -208,3 +214,27 @@ def test_incremental_build_renames_a_page_everywhere(site, tmp_path):
         navigation = text.select_one(".sidebar-tree").get_text(" ")
         assert "重新命名的頁面" in navigation, page
         assert old_word not in navigation, page
+
+
+def test_nothing_to_run_follows_sphinx_gallerys_checksums(site):
+    """matplotlib is skipped only when Sphinx-Gallery would run no example."""
+    from gallery_reuse import nothing_to_run
+
+    root = site.parent.parent
+    examples, gallery = root / "examples", root / "docs" / "auto_examples"
+    assert nothing_to_run(examples, gallery)  # the session build just ran them all
+    assert not nothing_to_run(examples, gallery / "missing")
+
+
+def test_changed_example_is_not_reused(tmp_path):
+    from gallery_reuse import nothing_to_run
+    from sphinx_gallery.utils import get_md5sum
+
+    examples, gallery = tmp_path / "examples", tmp_path / "gallery"
+    examples.mkdir(), gallery.mkdir()
+    script = examples / "plot_x.py"
+    script.write_text('"""T\n=\n"""\nprint(1)\n')
+    (gallery / "plot_x.py.md5").write_text(get_md5sum(script, mode="t"))
+    assert nothing_to_run(examples, gallery)
+    script.write_text('"""T\n=\n"""\nprint(2)\n')
+    assert not nothing_to_run(examples, gallery)
