@@ -9,6 +9,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from gallery_reuse import skip_matplotlib_if_nothing_runs  # noqa: E402
 from languages import LANGUAGES  # noqa: E402  (needs the path above)
 
 # -- Project -----------------------------------------------------------------
@@ -110,5 +111,9 @@ sphinx_gallery_conf = {
     "capture_repr": (),
     "matplotlib_animations": False,
 }
+_here = os.path.dirname(os.path.abspath(__file__))
+skip_matplotlib_if_nothing_runs(
+    os.path.join(_here, "..", "examples"), os.path.join(_here, "..", "docs", "auto_examples")
+)
 # Seconds an example may run before the build gives up on it.
 example_timeout = float(os.environ.get("DP_EXAMPLE_TIMEOUT", "300"))
