@@ -136,6 +136,12 @@ def test_search_finds_words_in_each_language(open_page, base_url, lang, query, e
     results.first.wait_for(timeout=15_000)
     hrefs = results.evaluate_all("links => links.map(a => a.href.split('#')[0].split('?')[0])")
     assert base_url + f"{lang}/{expected}" in hrefs, hrefs
+    # Summaries start with the page's own words, not the gallery's download note.
+    tutorial = open_page(base_url + f"{lang}/{TUTORIAL}")
+    note = tutorial.locator(".sphx-glr-download-link-note p").last.inner_text().strip()
+    page.locator("#search-results p.context").first.wait_for(timeout=15_000)
+    for summary in page.locator("#search-results p.context").all_inner_texts():
+        assert note not in summary
     shot(page, f"search-{lang}-{expected.split('/')[-1][:-5]}")
 
 
