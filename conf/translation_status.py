@@ -3,12 +3,15 @@
 from pathlib import Path
 
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
 from catalog_report import catalogs, count_entries
 from languages import LANGUAGES
 
 COLUMNS = ("Page", "Progress", "Translated", "Fuzzy", "Untranslated")
+# sphinx.po holds no page but the strings of the templates and the theme.
+INTERFACE = "The site's interface: menus, buttons and labels"
 
 
 class TranslationStatus(SphinxDirective):
@@ -24,6 +27,18 @@ class TranslationStatus(SphinxDirective):
     def row(self, cells, translatable=False):
         return nodes.row("", *(self.cell(str(c), translatable) for c in cells))
 
+    def page_cell(self, page):
+        """The page's title, in the reader's language, linking to it."""
+        if page == "sphinx":
+            return self.cell(INTERFACE, translatable=True)
+        if page not in self.env.found_docs:
+            return self.cell(page)
+        link = addnodes.pending_xref(
+            "", nodes.inline(text=page), refdomain="std", reftype="doc",
+            reftarget="/" + page, refdoc=self.env.docname, refexplicit=False,
+        )  # fmt: skip
+        return nodes.entry("", nodes.paragraph("", "", link))
+
     def run(self):
         locale_dir = Path(self.env.srcdir, self.config.locale_dirs[0])
         tables = []
@@ -35,13 +50,16 @@ class TranslationStatus(SphinxDirective):
             for page, path in catalogs(locale_dir, lang.sphinx).items():
                 self.env.note_dependency(str(path))  # rebuild when a catalog changes
                 counts = count_entries(path)
-                body += self.row([page, f"{counts.percent}%", counts.translated,
-                                  counts.fuzzy, counts.untranslated])  # fmt: skip
+                row = self.row([f"{counts.percent}%", counts.translated,
+                                counts.fuzzy, counts.untranslated])  # fmt: skip
+                row.insert(0, self.page_cell(page))
+                body += row
             group += body
             title = nodes.title(text=f"{lang.name} ({lang.sphinx})")
             tables.append(nodes.table("", title, group))
-        # Only the container gets the directive's source: the generated titles,
-        # page names and numbers inside have none, so they never become msgids.
+        # Only the container, the column heads and INTERFACE get the directive's
+        # source: the generated titles, page names and numbers inside have none,
+        # so they never become msgids.
         return [nodes.container("", *tables, classes=["translation-status"])]
 
 

@@ -162,3 +162,20 @@ def test_site_title_is_in_the_page_language(site, languages):
             else:
                 assert brand == home and re.search(r"[\u4e00-\u9fff]", brand)
             assert title.endswith(brand)
+
+
+@pytest.mark.parametrize("lang", ["zh_CN", "zh_TW"])
+def test_status_page_names_pages_by_their_translated_titles(site, lang):
+    soup = read_page(site, lang, "translation-status")
+    table = soup.select_one(".translation-status table")
+    links = {a["href"]: a.get_text(" ", strip=True) for a in table.select("tbody td a")}
+    for page in ("index", "auto_examples/plot_01_dataparallel", "translating"):
+        title = read_page(site, lang, page).h1
+        for hidden in title.select(".headerlink, .bilingual-en"):
+            hidden.decompose()
+        assert links[f"{page}.html"] == title.get_text(" ", strip=True)
+        assert re.search(r"[\u4e00-\u9fff]", links[f"{page}.html"])
+    catalog = polib.pofile(str(Path(__file__).parent.parent / f"locale/{lang}/LC_MESSAGES/translation-status.po"))
+    interface = catalog.find("The site's interface: menus, buttons and labels").msgstr
+    assert interface and interface in table.get_text()
+    assert "sphinx" not in [cell.get_text(strip=True) for cell in table.select("tbody td")]
