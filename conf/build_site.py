@@ -10,9 +10,9 @@ previous site in place. Catalogs are checked with ``msgfmt -c`` before any
 Sphinx run. Examples execute once: Sphinx-Gallery skips an example whose
 source is unchanged since it last ran, so the later languages reuse the first
 one's results. All languages start together; the others wait, fully loaded,
-until the first has run the examples, and are then built side by side. A language none of whose inputs
-(sources, its catalogs, the build machinery) changed since its last good build
-is not rebuilt at all.
+until the first has run the examples, and are then built side by side. A
+language none of whose inputs (sources, its catalogs, the build machinery)
+changed since its last good build is not rebuilt at all.
 
 Exit codes: 0 built, 1 a check or a build failed, 2 bad usage.
 """

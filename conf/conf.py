@@ -7,7 +7,8 @@ language are filled in by a ``config-inited`` handler in ``site_language.py``.
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 
 from gallery_reuse import skip_matplotlib_if_nothing_runs  # noqa: E402
 from languages import LANGUAGES  # noqa: E402  (needs the path above)
@@ -42,7 +43,7 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip"]
 # Absolute: the gettext builder resolves template paths against the source
 # folder, the HTML builder against this one.
-templates_path = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "_templates")]
+templates_path = [os.path.join(HERE, "_templates")]
 # A link that does not resolve is a bug in every language.
 nitpicky = True
 
@@ -111,9 +112,8 @@ sphinx_gallery_conf = {
     "capture_repr": (),
     "matplotlib_animations": False,
 }
-_here = os.path.dirname(os.path.abspath(__file__))
 skip_matplotlib_if_nothing_runs(
-    os.path.join(_here, "..", "examples"), os.path.join(_here, "..", "docs", "auto_examples")
+    os.path.join(HERE, "..", "examples"), os.path.join(HERE, "..", "docs", "auto_examples")
 )
 # Seconds an example may run before the build gives up on it.
 example_timeout = float(os.environ.get("DP_EXAMPLE_TIMEOUT", "300"))
