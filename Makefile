@@ -10,6 +10,8 @@ TRANSLATIONS := zh_CN zh_TW
 SPHINXOPTS   ?= -W --keep-going
 STRICT       ?= 1
 export SPHINXOPTS
+# Named in the "waiting for ..." message of a build that finds this one running.
+export DP_COMMAND := make $(or $(MAKECMDGOALS),help)
 
 .DEFAULT_GOAL := help
 .PHONY: help venv html gettext update-po prune-po stat review check seed-zh_TW \
@@ -62,6 +64,6 @@ test: $(VENV)/.installed ## Run the whole test suite (builds the site once)
 bench: $(VENV)/.installed ## Time fresh, partial and no-change builds; print medians
 	$(PY) conf/bench.py
 
-clean: ## Remove every generated file (exactly the .gitignore'd outputs)
-	rm -rf _build docs/auto_examples docs/sg_execution_times.rst
-	find locale -name '*.mo' -delete
+clean: ## Remove every generated file (exactly the .gitignore'd outputs); waits for a running build
+	$(PYTHON) conf/checkout_lock.py "$(DP_COMMAND)" -- sh -c \
+	  "rm -rf _build docs/auto_examples docs/sg_execution_times.rst && find locale -name '*.mo' -delete"

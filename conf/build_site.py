@@ -10,7 +10,10 @@ previous site in place. Catalogs are checked with ``msgfmt -c`` before any
 Sphinx run. Examples execute once: Sphinx-Gallery skips an example whose
 source is unchanged since it last ran, so the later languages reuse the first
 one's results. All languages start together; the others wait, fully loaded,
-until the first has run the examples, and are then built side by side. A
+until the first has run the examples, and are then built side by side,
+reading the gallery the first one generated without writing to it
+(gallery_reuse.py). The whole run holds the checkout's build lock
+(checkout_lock.py): a second build of the same checkout waits for it. A
 language none of whose inputs (sources, its catalogs, the build machinery)
 changed since its last good build is not rebuilt at all.
 
@@ -28,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checkout_lock import held  # noqa: E402
 from languages import LANGUAGES, by_sphinx_code, from_readthedocs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -195,13 +199,17 @@ def main(argv=None):
     parser.add_argument("mode", choices=["html", "readthedocs"])
     parser.add_argument("languages", nargs="*", default=[lang.sphinx for lang in LANGUAGES])
     args = parser.parse_args(argv)
-    if args.mode == "readthedocs":
-        return build_readthedocs()
+    what = os.environ.get("DP_COMMAND") or f"build_site.py {args.mode}"
     try:
-        return build_local(args.languages)
+        with held(ROOT, what):  # one build at a time in this checkout
+            if args.mode == "readthedocs":
+                return build_readthedocs()
+            return build_local(args.languages)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ language = "en"
 root_doc = "index"
 
 extensions = [
+    "checkout_lock",  # first: wait for any other build of this checkout
     "myst_parser",
     "sphinx_design",
     "sphinx_copybutton",
@@ -31,6 +32,7 @@ extensions = [
     "language_switcher",
     "gpu_tabs",
     "example_guard",
+    "gallery_reuse",
     "reproducible_zips",
     "bilingual",
     "chinese_search",

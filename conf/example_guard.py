@@ -1,11 +1,16 @@
-"""Fail the build at once if an example failed, hung, or silently did not run."""
+"""Fail the build at once if an example failed, hung, or silently did not run.
+
+When the gallery is complete, the build that generated it (build_site.py's
+lead) touches ``DP_GALLERY_READY``, which releases the other languages.
+"""
 
 import os
 import signal
-import time
 from pathlib import Path
 
 from sphinx.errors import ExtensionError
+
+from gallery_reuse import is_follower
 
 _config = {"timeout": 300.0}
 
@@ -45,41 +50,16 @@ def check_examples(app):
             f"{Path(path).name} failed:\n{trace}" for path, trace in failing.items()
         )
         raise ExtensionError("example(s) failed, no HTML written\n" + report)
+    if is_follower():
+        return  # it generated nothing; gallery_reuse.py checks what it reuses
     ran = {Path(p).name for p in conf["passing_examples"] + conf["stale_examples"]}
     examples = sorted(Path(app.srcdir, conf["examples_dirs"]).glob("*.py"))
     missing = [p.name for p in examples if p.name not in ran]
     if missing:
         raise ExtensionError("example(s) did not run: " + ", ".join(missing))
-    executed = sorted(Path(p).name for p in conf["passing_examples"])
-    if executed and os.environ.get("DP_GALLERY_WAIT"):
-        raise ExtensionError(
-            "example(s) ran again in a build meant to reuse the first language's"
-            " results: " + ", ".join(executed)
-        )
     ready = os.environ.get("DP_GALLERY_READY")
     if ready:
-        Path(ready).touch()  # the languages waiting in wait_for_examples go on
-
-
-def wait_for_examples(app):
-    """Hold a language that build_site.py started next to the first one.
-
-    It has imported and set up everything by now; it waits here, before
-    Sphinx-Gallery looks at the examples, until the first build has run them
-    (DP_GALLERY_WAIT appears) and then reuses the results. It gives up if the
-    first build failed (build_site.py writes ``<DP_GALLERY_WAIT>.failed``) or
-    if build_site.py itself is gone.
-    """
-    ready = os.environ.get("DP_GALLERY_WAIT")
-    if not ready:
-        return
-    ready, failed, parent = Path(ready), Path(ready + ".failed"), os.getppid()
-    while not ready.exists():
-        if failed.exists() or os.getppid() != parent:
-            raise ExtensionError(
-                "not built: the first language's build failed before its examples ran"
-            )
-        time.sleep(0.05)
+        Path(ready).touch()  # the followers waiting in gallery_reuse.py go on
 
 
 def setup(app):
@@ -89,7 +69,7 @@ def setup(app):
         "config-inited",
         lambda app, config: _config.update(timeout=float(config.example_timeout)),
     )
-    # Sphinx-Gallery generates its pages at builder-inited, priority 500.
-    app.connect("builder-inited", wait_for_examples, priority=100)
+    # Sphinx-Gallery generates its pages at builder-inited, priority 500, and
+    # reproducible_zips.py rewrites its zips at 850: the gallery is complete.
     app.connect("builder-inited", check_examples, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

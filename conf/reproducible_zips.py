@@ -9,12 +9,14 @@ import time
 import zipfile
 from pathlib import Path
 
+from gallery_reuse import is_follower
+
 
 def normalise_zips(app):
     """With SOURCE_DATE_EPOCH set, give every gallery zip entry that date."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if not epoch:
-        return
+    if not epoch or is_follower():
+        return  # a follower only reads the lead's gallery
     stamp = time.gmtime(int(epoch))[:6]
     dirs = app.config.sphinx_gallery_conf["gallery_dirs"]
     dirs = [dirs] if isinstance(dirs, str) else dirs
@@ -29,6 +31,7 @@ def normalise_zips(app):
 
 
 def setup(app):
-    """Run after Sphinx-Gallery has generated the gallery (priority 500)."""
-    app.connect("builder-inited", normalise_zips, priority=910)
+    """Run after Sphinx-Gallery has generated the gallery (priority 500), before
+    example_guard.py declares it complete (900)."""
+    app.connect("builder-inited", normalise_zips, priority=850)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -9,7 +9,17 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "conf"))
 
+from checkout_lock import acquire  # noqa: E402
 from languages import LANGUAGES  # noqa: E402
+
+
+def pytest_configure(config):
+    """Hold the checkout's build lock for the whole session.
+
+    The tests read the built site and the executed gallery; a `make html` or
+    `make livehtml` started meanwhile waits (saying so) until they are done.
+    """
+    acquire(ROOT, "make test")
 
 
 @pytest.fixture(scope="session")

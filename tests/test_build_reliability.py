@@ -238,3 +238,194 @@ def test_changed_example_is_not_reused(tmp_path):
     assert nothing_to_run(examples, gallery)
     script.write_text('"""T\n=\n"""\nprint(2)\n')
     assert not nothing_to_run(examples, gallery)
+
+
+# -- No two processes write the same generated file ----------------------------
+
+# Loaded into the copy's Sphinx. An audit hook records every write under
+# docs/auto_examples/ (any open for writing, rename, removal, mkdir) to
+# writes/<pid>-<role>.log; in a language that reuses the gallery (a
+# follower) such a write also raises, so the build fails. The followers are
+# held at a barrier until both arrive, then released together right where
+# Sphinx-Gallery regenerates the gallery's pages: the interleaving that used
+# to make one of them lose its index.rst.new.
+WRITE_PROBE = """
+import os, pathlib, sys, time
+
+WRITING = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+CHANGES = {"os.rename", "os.remove", "os.rmdir", "os.mkdir", "os.truncate",
+           "shutil.rmtree", "os.utime", "os.chmod", "os.link", "os.symlink"}
+
+def setup(app):
+    root = pathlib.Path(app.srcdir).parent
+    gallery = str(pathlib.Path(app.srcdir, "auto_examples")) + os.sep
+    follower = bool(os.environ.get("DP_GALLERY_WAIT"))
+    (root / "writes").mkdir(exist_ok=True)
+    log = root / "writes" / f"{os.getpid()}-{'follower' if follower else 'lead'}.log"
+    log.touch()
+
+    def hook(event, args):
+        if event == "open":
+            paths = [args[0]] if isinstance(args[2], int) and args[2] & WRITING else []
+        elif event in CHANGES:
+            paths = [a for a in args[:2] if isinstance(a, (str, bytes, os.PathLike))]
+        else:
+            return
+        hits = [os.fsdecode(p) for p in paths if os.fsdecode(p).startswith(gallery)]
+        if hits:
+            with open(log, "a") as out:
+                out.write(f"{event} {hits[0]}\\n")
+            if follower:
+                raise PermissionError(f"a follower wrote into the gallery: {hits[0]}")
+
+    sys.addaudithook(hook)
+    if follower:
+        def barrier(app):
+            arrived = root / "barrier"
+            arrived.mkdir(exist_ok=True)
+            (arrived / str(os.getpid())).touch()
+            deadline = time.monotonic() + 240
+            while len(list(arrived.iterdir())) < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+        # After gallery_reuse.py's wait (100), before the gallery step (500).
+        app.connect("builder-inited", barrier, priority=150)
+"""
+
+
+def test_followers_never_write_the_gallery(tmp_path):
+    project = copy_project(tmp_path / "project", with_gallery=False)
+    (project / "conf" / "write_probe.py").write_text(WRITE_PROBE, "utf-8")
+    conf = project / "conf" / "conf.py"
+    conf.write_text(conf.read_text("utf-8") + '\nextensions.append("write_probe")\n', "utf-8")
+
+    result = build(project, "en", "zh_CN", "zh_TW")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    logs = {path.name: path.read_text() for path in (project / "writes").iterdir()}
+    leads = [text for name, text in logs.items() if name.endswith("-lead.log")]
+    followers = {name: text for name, text in logs.items() if name.endswith("-follower.log")}
+    # The probe sees the lead generating the gallery, so it would see a follower.
+    assert len(leads) == 1 and "index.rst" in leads[0] and ".rst" in leads[0]
+    assert len(followers) == 2
+    assert len(list((project / "barrier").iterdir())) == 2  # both were released at once
+    assert followers == {name: "" for name in followers}
+
+
+# Loaded into the copy's Sphinx: when the first page is written, say so and
+# wait until the test creates "resume", holding the checkout's build lock.
+PAUSE_UNTIL_RESUMED = """
+import pathlib, time
+
+def pause(app, *args):
+    root = pathlib.Path(app.srcdir).parent
+    marker = root / "mid-write"
+    if not marker.exists():
+        marker.write_text(str(app.outdir))
+        while not (root / "resume").exists():
+            time.sleep(0.05)
+
+def setup(app):
+    app.connect("html-page-context", pause)
+"""
+
+
+def outside_env():
+    """The environment of a command started by hand, not by this test session."""
+    return {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
+
+
+def start_paused_build(project, *langs):
+    """Start a build of *project* that stops at its first page; return (process, marker)."""
+    (project / "conf" / "pause_until_resumed.py").write_text(PAUSE_UNTIL_RESUMED, "utf-8")
+    conf = project / "conf" / "conf.py"
+    conf.write_text(conf.read_text("utf-8") + '\nextensions.append("pause_until_resumed")\n')
+    env = {**outside_env(), "DP_COMMAND": "the first build"}
+    process = subprocess.Popen(
+        [sys.executable, "conf/build_site.py", "html", *langs], cwd=project, env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    marker = project / "mid-write"
+    deadline = time.monotonic() + 240
+    while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert marker.exists(), "the first build never reached the writing phase"
+    return process, marker
+
+
+def wait_for_text(path, text, timeout=60):
+    """Wait until the file at *path* contains *text*; return its content."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        content = path.read_text("utf-8", errors="replace") if path.exists() else ""
+        if text in content:
+            return content
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} never appeared in {path}:\n{content[-2000:]}")
+
+
+SECOND_COMMANDS = {
+    "make html": ["make", "--no-print-directory", "html", "LANGUAGES=zh_TW"],
+    "make gettext": ["make", "--no-print-directory", "gettext"],
+    "make clean": ["make", "--no-print-directory", "clean"],
+}
+
+
+@pytest.mark.parametrize("second", SECOND_COMMANDS)
+def test_a_second_build_of_the_checkout_waits_for_the_first(project, second):
+    gallery = project / "docs" / "auto_examples"
+    first, _ = start_paused_build(project, "en")
+    try:
+        before = {"gallery": digest(gallery), "zh_TW": digest(project / "_build/html/zh_TW")}
+        log = project / "second.log"
+        with open(log, "w") as out:
+            waiting = subprocess.Popen(SECOND_COMMANDS[second], cwd=project, env=outside_env(),
+                                       stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+        text = wait_for_text(log, "waiting: ")
+        assert "`the first build` (pid " in text and f"`{second}` starts when it is done" in text
+        time.sleep(2)  # it really waits: nothing of the first one's was touched
+        assert waiting.poll() is None
+        assert digest(gallery) == before["gallery"]
+        assert digest(project / "_build/html/zh_TW") == before["zh_TW"]
+        (project / "resume").touch()
+        assert first.wait(timeout=240) == 0
+        assert waiting.wait(timeout=300) == 0, log.read_text()[-3000:]
+    finally:
+        (project / "resume").touch()
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+    if second != "make clean":
+        assert (project / "_build/html/en/index.html").is_file()  # the first one's site
+
+
+def test_the_lock_goes_with_a_killed_build(project):
+    first, _ = start_paused_build(project, "en")
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait(timeout=60)
+    result = subprocess.run(["make", "--no-print-directory", "gettext"], cwd=project, env=outside_env(),
+                            capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "waiting: " not in result.stdout + result.stderr
+
+
+def test_the_test_session_holds_the_checkout_lock():
+    """`make html` started while `make test` runs waits for it (see conftest.py)."""
+    from checkout_lock import ROOT, describe_holder
+
+    assert describe_holder(ROOT).startswith("`make test` (pid ")
+    probe = "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)"
+    result = subprocess.run([sys.executable, "-c", probe, str(ROOT)], capture_output=True, text=True)
+    assert result.returncode != 0 and "BlockingIOError" in result.stderr
+
+
+def test_a_follower_refuses_a_stale_gallery(project):
+    """A language told to reuse the gallery never publishes pages older than their example."""
+    example = project / "examples" / "plot_02_dataparallel_in_depth.py"
+    example.write_text(example.read_text("utf-8") + '\nprint("changed after the gallery ran")\n')
+    ready = project / "ready"
+    ready.touch()  # as if a lead had finished
+    before = digest(project / "_build" / "html" / "zh_TW")
+    result = build(project, "zh_TW", DP_GALLERY_WAIT=str(ready))
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "out of date for: plot_02_dataparallel_in_depth.py" in output
+    assert "changed after the gallery ran" not in output  # it did not run the example
+    assert_untouched(project, "zh_TW", before)
