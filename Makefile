@@ -9,6 +9,7 @@ LANGUAGE     ?= zh_CN
 TRANSLATIONS := zh_CN zh_TW
 SPHINXOPTS   ?= -W --keep-going
 STRICT       ?= 1
+PORT         ?= 8000
 export SPHINXOPTS
 # Named in the "waiting for ..." message of a build that finds this one running.
 export DP_COMMAND := make $(or $(MAKECMDGOALS),help)
@@ -53,15 +54,13 @@ check: $(VENV)/.installed ## Check the catalogs; STRICT=0 reports unfinished ent
 seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC, marked fuzzy
 	$(PY) conf/seed_zh_tw.py
 
-livehtml: $(VENV)/.installed ## Live preview of LANGUAGE (default zh_CN) at http://127.0.0.1:8000
-	$(VENV)/bin/sphinx-autobuild -c conf -D language=$(LANGUAGE) \
-	  -d _build/doctrees/live-$(LANGUAGE) --watch locale --watch conf \
-	  --ignore '*/auto_examples/*' --ignore '*.mo' docs _build/live/$(LANGUAGE)
+livehtml: $(VENV)/.installed ## Live preview of LANGUAGE (default zh_CN) at http://127.0.0.1:PORT (default 8000)
+	$(PY) conf/live_preview.py $(LANGUAGE) --port $(PORT)
 
 test: $(VENV)/.installed ## Run the whole test suite (builds the site once)
 	$(PY) -m pytest -ra tests
 
-bench: $(VENV)/.installed ## Time fresh, partial and no-change builds; print medians
+bench: $(VENV)/.installed ## Time fresh, partial and no-change builds and the live preview; print medians
 	$(PY) conf/bench.py
 
 clean: ## Remove every generated file (exactly the .gitignore'd outputs); waits for a running build

@@ -1,22 +1,29 @@
-"""Benchmark the site build: fresh, partial and no-change builds (make bench).
+"""Benchmark the site build and the live preview (make bench).
 
-Every scenario runs REPEAT times (default 3) in a scratch copy of the project,
-so the working tree's _build/ is left alone. Prints a table of median wall
-times, their ratio to the fresh three-language build, how many examples each
-build executed, and the peak resident memory of the largest build process.
+Every build scenario runs REPEAT times (default 3) in a scratch copy of the
+project, so the working tree's _build/ is left alone. Prints a table of median
+wall times, their ratio to the fresh three-language build, how many examples
+each build executed, and the peak resident memory of the largest build
+process. Then it starts the live preview of zh_TW in that copy and saves an
+edited tutorial paragraph EDITS times (default 5): how long until the served
+page shows the edit, and until the rebuild is done (when open pages reload).
 
-Usage: python conf/bench.py [--repeat N]
+Usage: python conf/bench.py [--repeat N] [--edits N] [--only builds|preview]
 Exit codes: 0 done, 1 a build failed.
 """
 
 import argparse
 import json
+import os
 import re
+import signal
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 import polib
@@ -90,23 +97,92 @@ def scenarios(project):
     yield "example code edited", lambda: toggle(project, EXAMPLE, *code), all_langs
 
 
+def fetch(url):
+    """Return the page at *url*, or "" while the server is not there yet."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.read().decode("utf-8")
+    except OSError:
+        return ""
+
+
+def preview_latency(project, edits):
+    """Time saved tutorial edits in `make livehtml LANGUAGE=zh_TW`: (page, rebuild) seconds."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    base = f"http://127.0.0.1:{port}/"
+    page_url = base + "zh_TW/" + EXAMPLE.replace("examples/", "auto_examples/")[:-3] + ".html"
+    env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
+    log = open(project / "_build" / "preview.log", "w")
+    preview = subprocess.Popen(
+        ["make", "--no-print-directory", "livehtml", "LANGUAGE=zh_TW", f"PORT={port}"],
+        cwd=project, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    timings = []
+    try:
+        while "</html>" not in fetch(page_url):
+            if preview.poll() is not None:
+                sys.exit(f"the preview stopped:\n{(project / '_build/preview.log').read_text()}")
+            time.sleep(0.2)
+        for edit in range(edits):
+            time.sleep(1)  # a translator pauses between saves
+            build = json.loads(fetch(base + "_live/status"))["build"]
+            catalog = polib.pofile(str(project / PO), wrapwidth=79)
+            entry = max(catalog.translated_entries(), key=lambda e: len(e.msgid))
+            marker = f"（第 {edit + 1} 次修改）"
+            entry.msgstr = re.sub(r"（第 \d+ 次修改）$", "", entry.msgstr) + marker
+            saved = time.perf_counter()
+            catalog.save()
+            while marker not in fetch(page_url):
+                time.sleep(0.02)
+            shown = time.perf_counter() - saved
+            while json.loads(fetch(base + "_live/status"))["build"] == build:
+                time.sleep(0.02)
+            timings.append((shown, time.perf_counter() - saved))
+            print(f"  preview edit {edit + 1}: page {shown:.2f} s, rebuild done "
+                  f"{timings[-1][1]:.2f} s", file=sys.stderr, flush=True)  # fmt: skip
+    finally:
+        os.killpg(preview.pid, signal.SIGINT)
+        preview.wait()
+        log.close()
+    return timings
+
+
 def main(argv=None):
-    """Run every scenario, then print the table."""
+    """Run every scenario, then print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--edits", type=int, default=5)
+    parser.add_argument("--only", choices=["builds", "preview"])
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="dp-bench-") as tmp:
         project = copy_project(Path(tmp) / "project", with_gallery=False)
-        plan = list(scenarios(project))
-        runs = {name: [] for name, _, _ in plan}
-        # Round by round, so that the machine's drift hits every scenario alike.
-        for _ in range(args.repeat):
-            for name, prepare, langs in plan:
-                prepare()
-                runs[name].append(build(project, langs))
-                print(f"  {name}: {runs[name][-1][0]:.1f} s", file=sys.stderr, flush=True)
+        if args.only != "preview":
+            print_builds(time_builds(project, args.repeat), args.repeat)
+        else:
+            build(project, "zh_TW")
+        if args.only != "builds":
+            print_preview(preview_latency(project, args.edits))
+    return 0
+
+
+def time_builds(project, repeat):
+    """Run every build scenario *repeat* times; return [(name, [runs])] in table order."""
+    plan = list(scenarios(project))
+    runs = {name: [] for name, _, _ in plan}
+    # Round by round, so that the machine's drift hits every scenario alike.
+    for _ in range(repeat):
+        for name, prepare, langs in plan:
+            prepare()
+            runs[name].append(build(project, langs))
+            print(f"  {name}: {runs[name][-1][0]:.1f} s", file=sys.stderr, flush=True)
     order = [plan[1][0], plan[0][0]] + [name for name, _, _ in plan[2:]]
-    rows = [(name, runs[name]) for name in order]
+    return [(name, runs[name]) for name in order]
+
+
+def print_builds(rows, repeat):
+    """Print the build scenarios' medians."""
     fresh = statistics.median(r[0] for r in rows[0][1])
     print(f"\n{'scenario':<30} {'median s':>9} {'x fresh':>8} {'examples run':>13} {'peak MiB':>9}")
     for name, runs in rows:
@@ -115,9 +191,18 @@ def main(argv=None):
         peak = max(r[2] for r in runs)
         print(f"{name:<30} {median:>9.1f} {median / fresh:>8.2f} {executed:>13} {peak:>9.0f}")
     total = len(list((Path(__file__).resolve().parent.parent / "examples").glob("*.py")))
-    print(f"\n{args.repeat} runs each; 'examples run' counts executions per build "
+    print(f"\n{repeat} runs each; 'examples run' counts executions per build "
           f"({total} examples in total); peak MiB is the largest single process.")
-    return 0
+
+
+def print_preview(timings):
+    """Print the live preview's medians."""
+    pages, rebuilds = zip(*timings)
+    print(f"\nlive preview (zh_TW), a tutorial paragraph saved {len(timings)} times:")
+    print(f"  served page shows the edit: median {statistics.median(pages):.2f} s"
+          f" (min {min(pages):.2f}, max {max(pages):.2f})")
+    print(f"  rebuild done, open pages reload: median {statistics.median(rebuilds):.2f} s"
+          f" (min {min(rebuilds):.2f}, max {max(rebuilds):.2f})")
 
 
 if __name__ == "__main__":

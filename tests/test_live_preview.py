@@ -1,0 +1,143 @@
+"""`make livehtml`: every edit a translator makes reaches the served page (on a copy)."""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import polib
+import pytest
+from project_copy import copy_project  # conf/ is on sys.path (conftest)
+
+ROOT = Path(__file__).resolve().parent.parent
+TUTORIAL = "auto_examples/plot_02_dataparallel_in_depth"
+CATALOG = f"locale/zh_TW/LC_MESSAGES/{TUTORIAL}.po"
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def outside_env():
+    """The environment of a command started by hand, not by this test session."""
+    return {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
+
+
+def fetch(url):
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.read().decode("utf-8")
+    except (urllib.error.URLError, ConnectionError):
+        return ""
+
+
+def wait_for(url, text, timeout=120):
+    """Wait until the page at *url* contains *text*; return the page."""
+    deadline = time.monotonic() + timeout
+    page = ""
+    while time.monotonic() < deadline:
+        page = fetch(url)
+        if text in page:
+            return page
+        time.sleep(0.2)
+    raise AssertionError(f"{text!r} never appeared at {url}; last page ends:\n{page[-1500:]}")
+
+
+@pytest.fixture(scope="module")
+def preview(site, tmp_path_factory):
+    """A project copy with `make livehtml LANGUAGE=zh_TW` running on a free port."""
+    project = copy_project(tmp_path_factory.mktemp("preview") / "project")
+    port = free_port()
+    log = open(project / "preview.log", "w")
+    process = subprocess.Popen(
+        ["make", "--no-print-directory", "livehtml", "LANGUAGE=zh_TW", f"PORT={port}"],
+        cwd=project, env=outside_env(), stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}/zh_TW/"
+    try:
+        wait_for(base + "index.html", "</html>", timeout=240)
+        yield project, base
+    finally:
+        os.killpg(process.pid, signal.SIGINT)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+        log.close()
+    # Nothing of the preview is left running.
+    assert subprocess.run(["pgrep", "-f", f"live_preview.py zh_TW --port {port}"],
+                          capture_output=True).returncode == 1  # fmt: skip
+
+
+def edit_entry(project, msgid_start, change):
+    """Change the zh_TW translation of the tutorial entry starting with *msgid_start*."""
+    catalog = polib.pofile(str(project / CATALOG), wrapwidth=79)
+    entry = next(e for e in catalog if e.msgid.startswith(msgid_start) and e.translated())
+    entry.msgstr = change(entry.msgstr)
+    catalog.save()
+    return entry.msgstr
+
+
+def test_a_tutorial_catalog_edit_reaches_the_preview(preview):
+    project, base = preview
+    page = wait_for(base + TUTORIAL + ".html", "</html>")
+    assert "/_live/status" in page  # the reload script is there
+    catalog = polib.pofile(str(project / CATALOG))
+    # The first paragraph of prose with a translation: any will do.
+    first = next(e for e in catalog if e.translated() and len(e.msgid) > 60)
+    marker = "預覽測試標記"
+    edit_entry(project, first.msgid[:40], lambda text: text + marker)
+    wait_for(base + TUTORIAL + ".html", marker)
+    status = fetch(base.replace("zh_TW/", "_live/status"))
+    assert '"ok": true' in status
+
+
+def test_an_english_page_edit_reaches_the_preview(preview):
+    project, base = preview
+    index = project / "docs" / "index.md"
+    index.write_text(index.read_text("utf-8") + "\nA sentence added while previewing.\n")
+    # Not translated yet, so the zh_TW page shows the new English.
+    wait_for(base + "index.html", "A sentence added while previewing.")
+
+
+def test_an_example_edit_reexecutes_it_in_the_preview(preview):
+    project, base = preview
+    example = project / "examples" / f"{TUTORIAL.split('/')[1]}.py"
+    source = example.read_text("utf-8")
+    assert "\nimport torch\n" in source
+    example.write_text(source.replace(
+        "\nimport torch\n", '\nimport torch\n\nprint("executed by the preview")\n', 1
+    ))  # fmt: skip
+    page = wait_for(base + TUTORIAL + ".html", "executed by the preview", timeout=240)
+    assert re.search(r"sphx-glr-script-out.*executed by the preview", page, re.DOTALL)
+
+
+def test_a_port_in_use_is_a_clear_error(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            ["make", "--no-print-directory", "livehtml", "LANGUAGE=zh_TW", f"PORT={port}"],
+            capture_output=True, text=True, timeout=120, env=outside_env(), cwd=ROOT,
+        )  # fmt: skip
+    assert result.returncode != 0
+    assert f"port {port} on 127.0.0.1 is in use" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_unknown_language_is_a_clear_error():
+    result = subprocess.run(
+        ["make", "--no-print-directory", "livehtml", "LANGUAGE=fr", f"PORT={free_port()}"],
+        capture_output=True, text=True, timeout=120, env=outside_env(),
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "unknown language 'fr'" in result.stderr
