@@ -10,13 +10,16 @@ TRANSLATIONS := zh_CN zh_TW
 SPHINXOPTS   ?= -W --keep-going
 STRICT       ?= 1
 PORT         ?= 8000
+RUNS         ?= 20
+LOAD         ?= 8
+SIDE_BY_SIDE ?= 1
 export SPHINXOPTS
 # Named in the "waiting for ..." message of a build that finds this one running.
 export DP_COMMAND := make $(or $(MAKECMDGOALS),help)
 
 .DEFAULT_GOAL := help
 .PHONY: help venv html gettext update-po prune-po stat review check seed-zh_TW \
-        livehtml test bench clean
+        livehtml test bench stress clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -62,6 +65,9 @@ test: $(VENV)/.installed ## Run the whole test suite (builds the site once)
 
 bench: $(VENV)/.installed ## Time fresh, partial and no-change builds and the live preview; print medians
 	$(PY) conf/bench.py
+
+stress: $(VENV)/.installed ## RUNS fresh builds (default 20) under LOAD busy loops, SIDE_BY_SIDE at once; count failures
+	$(PY) conf/stress.py --runs $(RUNS) --load $(LOAD) --side-by-side $(SIDE_BY_SIDE)
 
 clean: ## Remove every generated file (exactly the .gitignore'd outputs); waits for a running build
 	$(PYTHON) conf/checkout_lock.py "$(DP_COMMAND)" -- sh -c \
