@@ -1,12 +1,15 @@
 # The project's user interface: `make help` lists every target.
 # CI runs exactly these targets (see .ci/run).
+#
+# Every target that works per language takes LANGUAGES (LANGUAGE works too):
+# empty means every language of conf/languages.py (every translation, for the
+# targets that work on catalogs); an unknown one is refused.
 
 PYTHON       ?= python3
 VENV         := .venv
 PY           := $(VENV)/bin/python
-LANGUAGES    ?= en zh_CN zh_TW
-LANGUAGE     ?= zh_CN
-TRANSLATIONS := zh_CN zh_TW
+LANGUAGE     ?=
+LANGUAGES    ?= $(LANGUAGE)
 SPHINXOPTS   ?= -W --keep-going
 STRICT       ?= 1
 PORT         ?= 8000
@@ -32,43 +35,43 @@ $(VENV)/.installed: requirements.txt
 
 venv: $(VENV)/.installed ## Create .venv from requirements.txt (done by every target)
 
-html: $(VENV)/.installed ## Build LANGUAGES (default: all three) into _build/html/<lang>/
-	$(PY) conf/build_site.py html $(LANGUAGES)
+html: $(VENV)/.installed ## Build LANGUAGES (default: all) into _build/html/<lang>/
+	$(PY) conf/build/build_site.py html $(LANGUAGES)
 
 gettext: $(VENV)/.installed ## Extract the English messages into _build/gettext/**.pot
 	$(PY) -m sphinx -b gettext -c conf $(SPHINXOPTS) -d _build/doctrees/gettext \
 	  docs _build/gettext
 
-update-po: gettext ## Merge new English into locale/<lang>/LC_MESSAGES/**.po
-	$(PY) conf/update_catalogs.py update _build/gettext $(TRANSLATIONS)
+update-po: gettext ## Merge new English into LANGUAGES' catalogs, locale/<lang>/LC_MESSAGES/**.po
+	$(PY) conf/translation/update_catalogs.py update _build/gettext $(LANGUAGES)
 
 prune-po: gettext ## Delete obsolete (#~) entries and catalogs of removed pages
-	$(PY) conf/update_catalogs.py prune _build/gettext $(TRANSLATIONS)
+	$(PY) conf/translation/update_catalogs.py prune _build/gettext $(LANGUAGES)
 
 stat: $(VENV)/.installed ## Count translated, fuzzy and untranslated entries per catalog
-	$(PY) conf/catalog_report.py stat $(TRANSLATIONS)
+	$(PY) conf/translation/catalog_report.py stat $(LANGUAGES)
 
-review: $(VENV)/.installed ## List LANGUAGE's fuzzy and untranslated entries with old/new English
-	$(PY) conf/catalog_report.py review $(LANGUAGE)
+review: $(VENV)/.installed ## List fuzzy and untranslated entries with old/new English
+	$(PY) conf/translation/catalog_report.py review $(LANGUAGES)
 
-check: $(VENV)/.installed ## Check the catalogs; STRICT=0 reports unfinished entries without failing
-	$(PY) conf/po_checks.py --strict=$(STRICT) $(TRANSLATIONS)
+check: $(VENV)/.installed ## Check LANGUAGES' catalogs; STRICT=0 reports unfinished entries without failing
+	$(PY) conf/translation/run_checks.py --strict=$(STRICT) $(LANGUAGES)
 
 seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC, marked fuzzy
-	$(PY) conf/seed_zh_tw.py
+	$(PY) conf/translation/seed_zh_tw.py
 
-livehtml: $(VENV)/.installed ## Live preview of LANGUAGE (default zh_CN) at http://127.0.0.1:PORT (default 8000)
-	$(PY) conf/live_preview.py $(LANGUAGE) --port $(PORT)
+livehtml: $(VENV)/.installed ## Live preview of one language (default zh_CN) at http://127.0.0.1:PORT (default 8000)
+	$(PY) conf/build/live_preview.py $(LANGUAGES) --port $(PORT)
 
 test: $(VENV)/.installed ## Run the whole test suite (builds the site once)
 	$(PY) -m pytest -ra tests
 
 bench: $(VENV)/.installed ## Time fresh, partial and no-change builds and the live preview; print medians
-	$(PY) conf/bench.py
+	$(PY) conf/build/bench.py
 
 stress: $(VENV)/.installed ## RUNS fresh builds (default 20) under LOAD busy loops, SIDE_BY_SIDE at once; count failures
-	$(PY) conf/stress.py --runs $(RUNS) --load $(LOAD) --side-by-side $(SIDE_BY_SIDE)
+	$(PY) conf/build/stress.py --runs $(RUNS) --load $(LOAD) --side-by-side $(SIDE_BY_SIDE)
 
 clean: ## Remove every generated file (exactly the .gitignore'd outputs); waits for a running build
-	$(PYTHON) conf/checkout_lock.py "$(DP_COMMAND)" -- sh -c \
+	$(PYTHON) conf/build/checkout_lock.py "$(DP_COMMAND)" -- sh -c \
 	  "rm -rf _build docs/auto_examples docs/sg_execution_times.rst && find locale -name '*.mo' -delete"

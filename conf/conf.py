@@ -1,7 +1,9 @@
 """The one Sphinx configuration for every language (pass ``-c conf``).
 
 Languages differ only by ``-D language=``; settings that depend on the
-language are filled in by a ``config-inited`` handler in ``site_language.py``.
+language are filled in by a ``config-inited`` handler in
+``sphinxext/site_language.py``. The extensions are in ``sphinxext/``; the
+languages are the rows of ``languages.py``.
 """
 
 import os
@@ -10,8 +12,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from gallery_reuse import skip_matplotlib_if_nothing_runs  # noqa: E402
 from languages import LANGUAGES  # noqa: E402  (needs the path above)
+from sphinxext.gallery_reuse import skip_matplotlib_if_nothing_runs  # noqa: E402
 
 # -- Project -----------------------------------------------------------------
 
@@ -22,23 +24,23 @@ language = "en"
 root_doc = "index"
 
 extensions = [
-    "checkout_lock",  # first: wait for any other build of this checkout
+    "build.checkout_lock",  # first: wait for any other build of this checkout
     "myst_parser",
     "sphinx_design",
     "sphinx_copybutton",
     "sphinx_gallery.gen_gallery",
     "notfound.extension",
-    "site_language",
-    "language_switcher",
-    "gpu_tabs",
-    "example_guard",
-    "gallery_reuse",
-    "reproducible_zips",
-    "bilingual",
-    "chinese_search",
-    "translation_status",
-    "navigation_refresh",
-    "theme_strings",
+    "sphinxext.site_language",
+    "sphinxext.language_switcher",
+    "sphinxext.gpu_tabs",
+    "sphinxext.example_guard",
+    "sphinxext.gallery_reuse",
+    "sphinxext.reproducible_zips",
+    "sphinxext.bilingual",
+    "sphinxext.chinese_search",
+    "sphinxext.translation_status",
+    "sphinxext.navigation_refresh",
+    "sphinxext.theme_strings",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -101,7 +103,7 @@ sphinx_gallery_conf = {
     "filename_pattern": r"/plot_",
     "within_subsection_order": "FileNameSortKey",
     "image_scrapers": ("matplotlib",),
-    "reset_modules": ("matplotlib", "example_guard.arm_timeout"),
+    "reset_modules": ("matplotlib", "sphinxext.example_guard.arm_timeout"),
     "reset_modules_order": "both",
     # Run times change on every build; they must never become msgids.
     "min_reported_time": float("inf"),

@@ -1,4 +1,11 @@
-"""The site's languages: Sphinx codes, Read the Docs codes, HTML lang tags, names."""
+"""The site's languages: the one table every part of the build reads.
+
+Adding a language is one row here plus its catalogs (``make update-po``
+creates them): the Makefile's targets, the catalog tools, the checks, the
+status page, the language switcher, ``hreflang``, the root chooser, the Read
+the Docs mapping and the search configuration all take it from this table.
+The first row is the source language; the others are translations of it.
+"""
 
 from dataclasses import dataclass
 
@@ -11,14 +18,19 @@ class Language:
     rtd: str  # Read the Docs' READTHEDOCS_LANGUAGE and URL segment
     html: str  # BCP 47 tag for <html lang> and hreflang
     name: str  # the language's own name, for the switcher
+    script: str  # ISO 15924: Hans and Hant get jieba search and the script-mix check
+    choose: str  # "Choose a language" in this language, for the root chooser
+    browser: tuple = ()  # browser language tags (prefixes) sent here; default: html
 
 
 LANGUAGES = [
-    Language("en", "en", "en", "English"),
-    Language("zh_CN", "zh-cn", "zh-CN", "简体中文"),
-    Language("zh_TW", "zh-tw", "zh-TW", "繁體中文"),
+    Language("en", "en", "en", "English", "Latn", "Choose a language"),
+    Language("zh_CN", "zh-cn", "zh-CN", "简体中文", "Hans", "选择语言", ("zh",)),
+    Language("zh_TW", "zh-tw", "zh-TW", "繁體中文", "Hant", "選擇語言",
+             ("zh-tw", "zh-hk", "zh-mo", "zh-hant")),  # fmt: skip
 ]
-TRANSLATIONS = [lang.sphinx for lang in LANGUAGES if lang.sphinx != "en"]
+SOURCE = LANGUAGES[0]
+TRANSLATIONS = [lang.sphinx for lang in LANGUAGES[1:]]
 
 
 def by_sphinx_code(code):
@@ -30,6 +42,22 @@ def by_sphinx_code(code):
     raise ValueError(f"unknown language {code!r}; known: {known}")
 
 
+def select(codes, translations_only=False):
+    """Return the Sphinx codes named in *codes* (all if none), checked against the table.
+
+    With *translations_only*, the source language is refused (it has no
+    catalogs) and "all" means every translation.
+    """
+    codes = [code for item in codes for code in item.split()]
+    if not codes:
+        return list(TRANSLATIONS) if translations_only else [lang.sphinx for lang in LANGUAGES]
+    for code in codes:
+        by_sphinx_code(code)
+        if translations_only and code == SOURCE.sphinx:
+            raise ValueError(f"{code} is the source language: it has no catalogs")
+    return list(dict.fromkeys(codes))
+
+
 def from_readthedocs(code):
     """Map READTHEDOCS_LANGUAGE (``zh-cn``) to the Sphinx code (``zh_CN``)."""
     for lang in LANGUAGES:
@@ -37,3 +65,8 @@ def from_readthedocs(code):
             return lang.sphinx
     known = ", ".join(lang.rtd for lang in LANGUAGES)
     raise ValueError(f"READTHEDOCS_LANGUAGE={code!r} is not one of {known}")
+
+
+def browser_tags(lang):
+    """The browser language tags (lower-case prefixes) that the root chooser sends to *lang*."""
+    return tuple(tag.lower() for tag in (lang.browser or (lang.html,)))

@@ -9,7 +9,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "conf"))
 
-from checkout_lock import acquire  # noqa: E402
+from build.checkout_lock import acquire  # noqa: E402
 from languages import LANGUAGES  # noqa: E402
 
 
@@ -26,7 +26,7 @@ def pytest_configure(config):
 def site():
     """Build all three languages once (incrementally) and return _build/html."""
     result = subprocess.run(
-        [sys.executable, "conf/build_site.py", "html"],
+        [sys.executable, "conf/build/build_site.py", "html"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -1,4 +1,4 @@
-"""conf/bilingual.py on a one-page fixture project (tests/roots/bilingual)."""
+"""conf/sphinxext/bilingual.py on a one-page fixture project (tests/roots/bilingual)."""
 
 import os
 import shutil

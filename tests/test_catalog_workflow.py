@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from project_copy import copy_project  # conf/ is on sys.path (conftest)
+from build.project_copy import copy_project  # conf/ is on sys.path (conftest)
 
 ROOT = Path(__file__).resolve().parent.parent
 DATE = re.compile(r'^"POT-Creation-Date: .*$', re.MULTILINE)
@@ -74,7 +74,7 @@ def test_committed_catalogs_cover_every_page(project_copy):
 
 def test_new_catalog_header_is_not_fuzzy(project_copy):
     """The .pot header is fuzzy; a new catalog must not inherit that."""
-    from update_catalogs import merge
+    from translation.update_catalogs import merge
 
     make(project_copy, "gettext")
     pot = project_copy / "_build" / "gettext" / "index.pot"

@@ -19,11 +19,11 @@ import opencc
 import polib
 import pytest
 
-import catalog_report
-import po_checks
-from project_copy import copy_project
-import seed_zh_tw
-from update_catalogs import save
+from build.project_copy import copy_project
+from translation import catalog_report, run_checks as gate, seed_zh_tw
+from translation.checks import script_mix, terminology
+from translation.checks.parsing import python_code
+from translation.update_catalogs import save
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "po"
@@ -31,8 +31,8 @@ PROBLEM = re.compile(r"^(?P<path>.+?):(?P<line>\d+): \[(?P<check>[\w-]+)\] (?P<m
 
 
 def run_checks(capsys, *args):
-    """Run po_checks in this process; return (exit code, [(abs path, line, check, message)])."""
-    code = po_checks.main([str(arg) for arg in args])
+    """Run the checks (make check) in this process; return (exit code, [(abs path, line, check, message)])."""
+    code = gate.main([str(arg) for arg in args])
     lines = capsys.readouterr().out.splitlines()
     problems = [PROBLEM.match(line) for line in lines]
     assert all(problems), lines
@@ -76,7 +76,7 @@ def test_good_catalogs_pass_every_check(capsys, pot_dir):
     assert (code, problems) == (0, [])
 
 
-@pytest.mark.parametrize("check", po_checks.CHECKS)
+@pytest.mark.parametrize("check", gate.CHECKS)
 def test_bad_catalog_fails_at_the_marked_entries(capsys, pot_dir, check):
     bad = FIXTURES / "bad" / check
     langs = sorted(p.name for p in bad.iterdir())
@@ -124,7 +124,7 @@ def test_script_mix_names_each_character_and_its_replacement(capsys):
     ("zh_CN", "著名的代码在这里，台湾、里面"),
 ])  # fmt: skip
 def test_script_mix_accepts_legitimate_usage(lang, text):
-    assert po_checks.other_script(text, lang) == []
+    assert script_mix.other_script(text, lang) == []
 
 
 @pytest.mark.parametrize(("english", "translation", "problem"), [
@@ -136,8 +136,8 @@ def test_script_mix_accepts_legitimate_usage(lang, text):
     ("The batches are split.", "这些批量被切分。", True),
 ])  # fmt: skip
 def test_terminology_matches_whole_words_and_plurals(english, translation, problem):
-    glossary = po_checks.load_glossary(str(ROOT / "locale" / "glossary.csv"))
-    found = list(po_checks.check_terms(english, translation, "rst", "zh_CN", glossary))
+    glossary = terminology.load_glossary(str(ROOT / "locale" / "glossary.csv"))
+    found = list(terminology.check(english, translation, "rst", "zh_CN", glossary))
     assert bool(found) == problem, found
 
 
@@ -149,7 +149,7 @@ def test_terminology_matches_whole_words_and_plurals(english, translation, probl
     ("Read the tutorials in order.", False),
 ])  # fmt: skip
 def test_code_entries_are_recognised(text, is_code):
-    assert (po_checks.python_code(text) is not None) == is_code
+    assert (python_code(text) is not None) == is_code
 
 
 def test_strict_zero_reports_unfinished_entries_without_failing(capsys):
@@ -161,16 +161,21 @@ def test_strict_zero_reports_unfinished_entries_without_failing(capsys):
     assert reported == problems and len(problems) == 2
 
 
-def test_make_check_passes_strict_to_the_script():
-    dry_run = subprocess.run(["make", "-n", "check", "STRICT=0"], cwd=ROOT,
+@pytest.mark.parametrize(("variables", "expected"), [
+    (["STRICT=0"], "run_checks.py --strict=0 \n"),
+    (["LANGUAGES=zh_TW"], "run_checks.py --strict=1 zh_TW\n"),
+    (["LANGUAGE=zh_TW"], "run_checks.py --strict=1 zh_TW\n"),
+])  # fmt: skip
+def test_make_check_passes_its_variables_to_the_script(variables, expected):
+    dry_run = subprocess.run(["make", "-n", "check", *variables], cwd=ROOT,
                              capture_output=True, text=True)  # fmt: skip
-    assert "conf/po_checks.py --strict=0 zh_CN zh_TW" in dry_run.stdout
+    assert expected in dry_run.stdout
 
 
-@pytest.mark.parametrize("args", [["xx_XX"], ["--check", "spelling", "zh_CN"], []])
+@pytest.mark.parametrize("args", [["xx_XX"], ["--check", "spelling", "zh_CN"], ["en"]])
 def test_bad_usage_exits_2(capsys, args):
     with pytest.raises(SystemExit) as exit_:
-        po_checks.main(["--locale-dir", str(FIXTURES / "good"), *args])
+        gate.main(["--locale-dir", str(FIXTURES / "good"), *args])
     assert exit_.value.code == 2
 
 
@@ -262,7 +267,7 @@ def test_status_page_counts_catalogs_and_rebuilds_when_one_changes(tmp_path):
     shutil.copytree(FIXTURES / "good", src / "locale")
     (src / "conf.py").write_text(
         f"import sys\nsys.path.insert(0, {str(ROOT / 'conf')!r})\n"
-        "extensions = ['myst_parser', 'translation_status']\nlocale_dirs = ['locale']\n"
+        "extensions = ['myst_parser', 'sphinxext.translation_status']\nlocale_dirs = ['locale']\n"
     )
     (src / "index.md").write_text("# Status\n\n```{translation-status}\n```\n")
 
@@ -343,7 +348,7 @@ def test_changed_english_turns_exactly_its_entries_fuzzy(tmp_path, capsys):
 
     index_md.write_text(index_md.read_text("utf-8").replace(OLD, NEW), "utf-8")
     # The gate notices, running the gettext builder on the copy:
-    sync = subprocess.run([sys.executable, repo / "conf" / "po_checks.py", "--check",
+    sync = subprocess.run([sys.executable, repo / "conf" / "translation" / "run_checks.py", "--check",
                            "out-of-sync", "zh_CN", "zh_TW"],
                           cwd=repo, capture_output=True, text=True)  # fmt: skip
     assert sync.returncode == 1
@@ -364,8 +369,7 @@ def test_changed_english_turns_exactly_its_entries_fuzzy(tmp_path, capsys):
         assert new == old
 
     # Running it again changes nothing, and the gate is satisfied.
-    update = [sys.executable, "conf/update_catalogs.py", "update", "_build/gettext", "zh_CN",
-              "zh_TW"]  # fmt: skip
+    update = [sys.executable, "conf/translation/update_catalogs.py", "update", "_build/gettext"]
     subprocess.run(update, cwd=repo, check=True, capture_output=True)
     assert snapshot(repo) == after
     code, problems = run_checks(capsys, "--check", "out-of-sync", "--locale-dir",

@@ -6,7 +6,7 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
-from catalog_report import catalogs, count_entries
+from translation.catalog_report import catalogs, count_entries
 from languages import LANGUAGES
 
 COLUMNS = ("Page", "Progress", "Translated", "Fuzzy", "Untranslated")

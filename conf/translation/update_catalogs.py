@@ -1,8 +1,10 @@
 """Merge the English .pot files into the translators' .po catalogs, losing nothing.
 
 Usage:
-    python conf/update_catalogs.py update POT_DIR LANG...   merge (make update-po)
-    python conf/update_catalogs.py prune POT_DIR LANG...    drop obsolete (make prune-po)
+    python conf/translation/update_catalogs.py update POT_DIR [LANG...]   merge (make update-po)
+    python conf/translation/update_catalogs.py prune POT_DIR [LANG...]    drop obsolete (make prune-po)
+
+LANG defaults to every translation in conf/languages.py.
 
 ``update`` creates a catalog for each new page and merges every other one with
 GNU ``msgmerge --previous``: a changed English sentence turns its entry fuzzy,
@@ -23,7 +25,10 @@ from pathlib import Path
 
 import polib
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
+from languages import select  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
 LOCALE = ROOT / "locale"
 WIDTH = "79"
 _CREATION_DATE = re.compile(r'^"POT-Creation-Date: .*\\n"\n', re.MULTILINE)
@@ -117,10 +122,15 @@ def prune(pot_dir, langs):
 def main(argv=None):
     """Dispatch to update or prune."""
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) < 3 or argv[0] not in ("update", "prune"):
+    if len(argv) < 2 or argv[0] not in ("update", "prune"):
         print(__doc__, file=sys.stderr)
         return 2
-    command, pot_dir, langs = argv[0], Path(argv[1]), argv[2:]
+    command, pot_dir = argv[0], Path(argv[1])
+    try:
+        langs = select(argv[2:], translations_only=True)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     try:
         return (update if command == "update" else prune)(pot_dir, langs)
     except subprocess.CalledProcessError as err:

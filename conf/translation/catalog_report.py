@@ -1,9 +1,11 @@
 """Report on the catalogs: counts per page (make stat), entries left to do (make review).
 
 Usage:
-    python conf/catalog_report.py stat LANG...    translated, fuzzy, untranslated per catalog
-    python conf/catalog_report.py review LANG     each fuzzy and untranslated entry, with
-                                                  its file:line, old and new English
+    python conf/translation/catalog_report.py stat [LANG...]    translated, fuzzy, untranslated per catalog
+    python conf/translation/catalog_report.py review [LANG...]  each fuzzy and untranslated entry, with
+                                                    its file:line, old and new English
+
+LANG defaults to every translation in conf/languages.py.
 
 Option: --locale-dir DIR (default: locale/).
 
@@ -18,7 +20,10 @@ from pathlib import Path
 
 import polib
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
+from languages import select  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -64,7 +69,9 @@ def catalogs(locale_dir, lang):
 
 def stat(locale_dir, langs):
     """Print translated / fuzzy / untranslated counts per catalog and per language."""
-    row = "  {:<44} {:>10} {:>6} {:>12} {:>5}"
+    names = [name for lang in langs for name in catalogs(locale_dir, lang)]
+    width = max([len("catalog"), *map(len, names)])  # long page names stay aligned
+    row = "  {:<%d} {:>10} {:>6} {:>12} {:>5}" % width
     for lang in langs:
         print(f"{lang}")
         print(row.format("catalog", "translated", "fuzzy", "untranslated", "done"))
@@ -103,22 +110,34 @@ def review(locale_dir, lang):
     print(f"{lang}: {todo.fuzzy} fuzzy, {todo.untranslated} untranslated")
 
 
+def catalog_languages(parser, codes, locale_dir):
+    """The translations named in *codes* (default: all), each with catalogs in *locale_dir*.
+
+    Anything else stops the program with *parser*'s usage error (exit code 2).
+    """
+    try:
+        langs = select(codes, translations_only=True)
+    except ValueError as err:
+        parser.error(str(err))
+    for lang in langs:
+        if not (locale_dir / lang / "LC_MESSAGES").is_dir():
+            parser.error(f"no catalogs for {lang!r} under {locale_dir}")
+    return langs
+
+
 def main(argv=None):
     """Parse the command line and print the report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("report", choices=["stat", "review"])
-    parser.add_argument("languages", nargs="+", metavar="LANG")
+    parser.add_argument("languages", nargs="*", metavar="LANG")
     parser.add_argument("--locale-dir", type=Path, default=ROOT / "locale")
     args = parser.parse_args(argv)
-    for lang in args.languages:
-        if not (args.locale_dir / lang / "LC_MESSAGES").is_dir():
-            parser.error(f"no catalogs for {lang!r} under {args.locale_dir}")
+    langs = catalog_languages(parser, args.languages, args.locale_dir)
     if args.report == "review":
-        if len(args.languages) != 1:
-            parser.error("review takes one language (make review LANGUAGE=zh_TW)")
-        review(args.locale_dir, args.languages[0])
+        for lang in langs:
+            review(args.locale_dir, lang)
     else:
-        stat(args.locale_dir, args.languages)
+        stat(args.locale_dir, langs)
     return 0
 
 

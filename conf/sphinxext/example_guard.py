@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sphinx.errors import ExtensionError
 
-from gallery_reuse import is_follower
+from .gallery_reuse import is_follower
 
 _config = {"timeout": 300.0}
 

@@ -10,7 +10,7 @@ not invented: ``make update-po`` creates them from the English. Running it
 again fills nothing.
 
 Usage:
-    python conf/seed_zh_tw.py [--check] [--locale-dir DIR]
+    python conf/translation/seed_zh_tw.py [--check] [--locale-dir DIR]
 
 ``--check`` lists what would be filled and writes nothing.
 
@@ -27,8 +27,8 @@ from pathlib import Path
 import opencc
 import polib
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from update_catalogs import ROOT, save  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
+from translation.update_catalogs import ROOT, save  # noqa: E402
 
 
 def seed_catalog(cn_path, tw_path, convert):

@@ -1,8 +1,8 @@
 """Build the HTML site, language by language, never leaving a half-built one.
 
 Usage:
-    python conf/build_site.py html [LANG ...]     local build into _build/html/<lang>/
-    python conf/build_site.py readthedocs         one language, as Read the Docs asks
+    python conf/build/build_site.py html [LANG ...]     local build into _build/html/<lang>/
+    python conf/build/build_site.py readthedocs         one language, as Read the Docs asks
 
 Each language is built into a staging copy of its last good output and swapped
 in only when Sphinx succeeds, so a failed or interrupted build leaves the
@@ -22,6 +22,8 @@ Exit codes: 0 built, 1 a check or a build failed, 2 bad usage.
 
 import argparse
 import hashlib
+import html
+import json
 import os
 import re
 import shutil
@@ -30,11 +32,11 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checkout_lock import held  # noqa: E402
-from languages import LANGUAGES, by_sphinx_code, from_readthedocs  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
+from build.checkout_lock import held  # noqa: E402
+from languages import LANGUAGES, browser_tags, from_readthedocs, select  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SPHINX_OPTS = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
 
 
@@ -112,16 +114,24 @@ def write_root_index(outdir):
     template = (ROOT / "conf" / "_templates" / "root-index.html").read_text("utf-8")
     links = "\n".join(
         f'    <li><a href="{lang.sphinx}/index.html" hreflang="{lang.html}" '
-        f'lang="{lang.html}">{lang.name}</a></li>'
+        f'lang="{lang.html}">{html.escape(lang.name)}</a></li>'
         for lang in LANGUAGES
     )
-    (outdir / "index.html").write_text(template.replace("{{ links }}", links), "utf-8")
+    choose = " · ".join(
+        f'<span lang="{lang.html}">{html.escape(lang.choose)}</span>' for lang in LANGUAGES
+    )
+    # Longest tag first, so that zh-tw wins over zh.
+    routes = sorted(((tag, lang.sphinx) for lang in LANGUAGES for tag in browser_tags(lang)),
+                    key=lambda route: -len(route[0]))  # fmt: skip
+    page = (template.replace("{{ links }}", links).replace("{{ choose }}", choose)
+            .replace("{{ routes }}", json.dumps(routes))
+            .replace("{{ fallback }}", json.dumps(LANGUAGES[0].sphinx)))  # fmt: skip
+    (outdir / "index.html").write_text(page, "utf-8")
 
 
 def build_local(langs):
-    """Build *langs* into _build/html/<lang>/ plus the root index."""
-    for lang in langs:
-        by_sphinx_code(lang)
+    """Build *langs* (default: all) into _build/html/<lang>/ plus the root index."""
+    langs = select(langs)
     outdir = ROOT / "_build" / "html"
     bad = [lang for lang in langs if lang != "en" and not check_catalogs(lang)]
     if bad:
@@ -197,7 +207,7 @@ def main(argv=None):
     """Parse the command line and build."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=["html", "readthedocs"])
-    parser.add_argument("languages", nargs="*", default=[lang.sphinx for lang in LANGUAGES])
+    parser.add_argument("languages", nargs="*", help="default: every language of the table")
     args = parser.parse_args(argv)
     what = os.environ.get("DP_COMMAND") or f"build_site.py {args.mode}"
     try:

@@ -8,7 +8,7 @@ process. Then it starts the live preview of zh_TW in that copy and saves an
 edited tutorial paragraph EDITS times (default 5): how long until the served
 page shows the edit, and until the rebuild is done (when open pages reload).
 
-Usage: python conf/bench.py [--repeat N] [--edits N] [--only builds|preview]
+Usage: python conf/build/bench.py [--repeat N] [--edits N] [--only builds|preview]
 Exit codes: 0 done, 1 a build failed.
 """
 
@@ -28,8 +28,8 @@ from pathlib import Path
 
 import polib
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from project_copy import copy_project  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
+from build.project_copy import ROOT, copy_project  # noqa: E402
 
 EXAMPLE = "examples/plot_01_dataparallel.py"
 PO = "locale/zh_TW/LC_MESSAGES/auto_examples/plot_01_dataparallel.po"
@@ -190,7 +190,7 @@ def print_builds(rows, repeat):
         executed = "/".join(sorted({str(r[1]) for r in runs}))
         peak = max(r[2] for r in runs)
         print(f"{name:<30} {median:>9.1f} {median / fresh:>8.2f} {executed:>13} {peak:>9.0f}")
-    total = len(list((Path(__file__).resolve().parent.parent / "examples").glob("*.py")))
+    total = len(list((ROOT / "examples").glob("*.py")))
     print(f"\n{repeat} runs each; 'examples run' counts executions per build "
           f"({total} examples in total); peak MiB is the largest single process.")
 

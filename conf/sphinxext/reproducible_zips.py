@@ -9,7 +9,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from gallery_reuse import is_follower
+from .gallery_reuse import is_follower
 
 
 def normalise_zips(app):

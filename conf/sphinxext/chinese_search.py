@@ -1,5 +1,7 @@
 """Make the search box work on the Chinese sites, and find the glossary's terms.
 
+A language is Chinese here when its script in conf/languages.py is Hans or Hant.
+
 Two fixes to Sphinx 9.0's Chinese (jieba) search:
 
 * Its ``language_data.js`` ends with ``window.Stemmer = ChineseStemmer``, a class
@@ -20,6 +22,8 @@ from pathlib import Path
 
 from sphinx.search.zh import SearchChinese
 
+from languages import by_sphinx_code
+
 CJK = re.compile(r"[\u3400-\u9fff]")
 
 
@@ -38,7 +42,7 @@ def glossary_terms(glossary, language):
 
 def configure_search(app, config):
     """For a Chinese build, search with jieba, the glossary as its user dictionary."""
-    if not (config.language or "").startswith("zh"):
+    if by_sphinx_code(config.language).script not in ("Hans", "Hant"):
         return
     # Without jieba, Sphinx silently indexes no Chinese at all: insist on it.
     import jieba  # noqa: F401

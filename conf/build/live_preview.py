@@ -1,7 +1,7 @@
 """Live preview of one language: rebuild on every save, reload the page (make livehtml).
 
 Usage:
-    python conf/live_preview.py LANG [--port 8000] [--host 127.0.0.1]
+    python conf/build/live_preview.py [LANG] [--port 8000] [--host 127.0.0.1]
 
 Serves ``_build/live/<LANG>/`` at ``http://HOST:PORT/<LANG>/`` and rebuilds it
 whenever a file under ``docs/``, ``examples/``, ``locale/`` or ``conf/``
@@ -36,7 +36,7 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WATCHED = ("docs", "examples", "locale", "conf")
 NOT_WATCHED = ("docs/auto_examples/",)
 STATUS = "/_live/status"
@@ -246,17 +246,21 @@ def write_status(status_file, build_number, ok, seconds):
 def main(argv=None):
     """Parse the command line, serve, and rebuild on every change until Ctrl-C."""
     sys.path.insert(0, str(ROOT / "conf"))
-    from languages import by_sphinx_code
+    from languages import TRANSLATIONS, select
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("language", metavar="LANG")
+    parser.add_argument("language", metavar="LANG", nargs="*",
+                        help="the one language to preview (default: the first translation)")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args(argv)
     try:
-        lang = by_sphinx_code(args.language).sphinx
+        langs = select(args.language) if args.language else TRANSLATIONS[:1]
     except ValueError as err:
         parser.exit(2, f"error: {err}\n")
+    if len(langs) != 1:
+        parser.exit(2, f"error: the preview shows one language at a time, not {' '.join(langs)}\n")
+    lang = langs[0]
     listener = bind(args.host, args.port)
     os.environ.setdefault("DP_COMMAND", f"live preview of {lang}")  # for checkout_lock
 

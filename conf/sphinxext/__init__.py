@@ -1,0 +1,1 @@
+"""Sphinx extensions that conf.py loads: they run inside every language's build."""

@@ -1,0 +1,53 @@
+"""out-of-sync: the catalogs do not match the English sources."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import polib
+
+from .common import ROOT, Problem, brief, shown
+
+
+def extract_pots(workdir):
+    """Run Sphinx's gettext builder into *workdir*; return the folder of .pot files."""
+    out = Path(workdir, "gettext")
+    options = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
+    cmd = [
+        sys.executable, "-m", "sphinx", "-b", "gettext", "-q", *options,
+        "-c", str(ROOT / "conf"), "-d", str(Path(workdir, "doctrees")),
+        str(ROOT / "docs"), str(out),
+    ]  # fmt: skip
+    result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError("the gettext builder failed:\n" + result.stderr[-4000:])
+    return out
+
+
+def source_location(entry, pot_dir, pot_path):
+    """Return (file, line) of the English source of a .pot *entry*, else of the .pot."""
+    if entry is None or not entry.occurrences:
+        return shown(pot_path), 1
+    name, line = entry.occurrences[0]
+    return shown(pot_dir / name), int(line or 1)
+
+
+def check(pot_dir, catalog_dir):
+    """Yield problems where the catalogs in *catalog_dir* differ from the .pot files."""
+    for pot_path in sorted(pot_dir.rglob("*.pot")):
+        english = {(e.msgctxt, e.msgid): e for e in polib.pofile(str(pot_path))}
+        po_path = catalog_dir / pot_path.relative_to(pot_dir).with_suffix(".po")
+        if not po_path.exists():
+            first = next(iter(english.values()), None)
+            yield Problem(*source_location(first, pot_dir, pot_path), "out-of-sync",
+                          f"this page has no catalog {shown(po_path)}; run make update-po")
+            continue
+        catalog = {(e.msgctxt, e.msgid): e for e in polib.pofile(str(po_path)) if not e.obsolete}
+        for key in catalog.keys() - english.keys():
+            yield Problem(shown(po_path), catalog[key].linenum, "out-of-sync",
+                          f"English no longer in the source: {brief(key[1])}; run make update-po")
+        for key in english.keys() - catalog.keys():
+            yield Problem(*source_location(english[key], pot_dir, pot_path), "out-of-sync",
+                          f"English missing from {shown(po_path)}: {brief(key[1])}; "
+                          "run make update-po")  # fmt: skip

@@ -1,0 +1,112 @@
+"""One table of languages drives everything: a fourth language is one new row (on a copy)."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from bs4 import BeautifulSoup
+
+from build.project_copy import copy_project
+from languages import LANGUAGES, browser_tags, select
+
+JAPANESE = '''    Language("ja", "ja", "ja", "日本語", "Jpan", "言語を選択"),\n'''
+
+
+def outside_env(**extra):
+    """The environment of commands typed by hand in the copy, not by this session."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
+    return {**env, **extra}
+
+
+def make(project, *args, env=None):
+    result = subprocess.run(["make", "--no-print-directory", *args], cwd=project,
+                            capture_output=True, text=True, env=env or outside_env())  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result.stdout
+
+
+def test_select_reads_the_table():
+    everyone = [lang.sphinx for lang in LANGUAGES]
+    assert select([]) == everyone
+    assert select([], translations_only=True) == everyone[1:]
+    assert select(["zh_TW zh_CN"]) == ["zh_TW", "zh_CN"]
+    with pytest.raises(ValueError, match="unknown language 'fr'"):
+        select(["fr"])
+    with pytest.raises(ValueError, match="en is the source language"):
+        select(["en"], translations_only=True)
+
+
+def test_browser_tags_send_traditional_chinese_readers_to_zh_TW():
+    tags = {lang.sphinx: browser_tags(lang) for lang in LANGUAGES}
+    assert "zh-hk" in tags["zh_TW"] and tags["zh_CN"] == ("zh",) and tags["en"] == ("en",)
+
+
+@pytest.fixture(scope="module")
+def four_languages(site, tmp_path_factory):
+    """A project copy with Japanese added as one row, its catalogs made and the site built."""
+    project = copy_project(tmp_path_factory.mktemp("ja") / "project")
+    table = project / "conf" / "languages.py"
+    text = table.read_text("utf-8")
+    anchor = "]\nSOURCE = "
+    assert anchor in text, "the table's closing bracket moved; update this test"
+    table.write_text(text.replace(anchor, JAPANESE + anchor, 1), "utf-8")
+    make(project, "update-po")
+    make(project, "html")
+    return project
+
+
+def test_the_new_language_gets_catalogs_and_a_site(four_languages):
+    project = four_languages
+    english = sorted(p.relative_to(project / "locale" / "zh_CN") for p in
+                     (project / "locale" / "zh_CN").rglob("*.po"))  # fmt: skip
+    japanese = sorted(p.relative_to(project / "locale" / "ja") for p in
+                      (project / "locale" / "ja").rglob("*.po"))  # fmt: skip
+    assert japanese == english
+    index = BeautifulSoup((project / "_build/html/ja/index.html").read_text("utf-8"), "html.parser")
+    assert index.html["lang"] == "ja"
+    # Nothing is translated yet: the page shows the English.
+    english_index = (project / "_build/html/en/index.html").read_text("utf-8")
+    title = BeautifulSoup(english_index, "html.parser").h1.get_text()
+    assert index.h1.get_text() == title
+
+
+def test_every_page_links_four_languages(four_languages):
+    html = four_languages / "_build" / "html"
+    pages = sorted((html / "ja").rglob("*.html"))
+    assert len(pages) > 5
+    for lang in ("en", "zh_TW", "ja"):
+        for page in sorted((html / lang).rglob("*.html")):
+            soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
+            alternates = {link["hreflang"] for link in soup.select('link[rel="alternate"]')}
+            assert alternates == {"en", "zh-CN", "zh-TW", "ja", "x-default"}, page
+            if page.name not in ("404.html", "search.html", "genindex.html"):
+                switcher = soup.select("nav.language-switcher li")
+                assert [li.get_text(strip=True) for li in switcher] == [
+                    "English", "简体中文", "繁體中文", "日本語"], page  # fmt: skip
+    root = (html / "index.html").read_text("utf-8")
+    assert 'href="ja/index.html"' in root and "言語を選択" in root
+    assert '["ja", "ja"]' in root  # a Japanese browser is sent to ja/
+
+
+def test_stat_and_the_status_page_show_the_new_language(four_languages):
+    stat = make(four_languages, "stat")
+    assert re.search(r"^ja$", stat, re.MULTILINE)
+    assert re.search(r"^  total\s+0\s+0\s+[1-9]\d*\s+0%$", stat.split("\nja\n")[1], re.MULTILINE)
+    status = (four_languages / "_build/html/en/translation-status.html").read_text("utf-8")
+    captions = [c.get_text() for c in BeautifulSoup(status, "html.parser").select("caption")]
+    assert any("日本語" in caption for caption in captions), captions
+
+
+def test_read_the_docs_builds_the_new_language(four_languages, tmp_path):
+    env = outside_env(READTHEDOCS="True", READTHEDOCS_LANGUAGE="ja", READTHEDOCS_VERSION="latest",
+                      READTHEDOCS_OUTPUT=str(tmp_path / "out"))  # fmt: skip
+    result = subprocess.run([sys.executable, "conf/build/build_site.py", "readthedocs"],
+                            cwd=four_languages, env=env, capture_output=True, text=True)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    page = BeautifulSoup((tmp_path / "out/html/index.html").read_text("utf-8"), "html.parser")
+    assert page.html["lang"] == "ja"
+    links = {a["hreflang"]: a["href"] for a in page.select("nav.language-switcher a")}
+    assert links["zh-TW"] == "../../zh-tw/latest/index.html"  # Read the Docs' URL layout
+    assert len(page.select("nav.language-switcher li")) == 4
