@@ -12,7 +12,10 @@ shows what it prints on 1, 2, 3 and 8 GPUs.
 
 Every output on this page was produced by running the code while the site was
 built. Where the build machine had fewer GPUs than a result needs, the result
-comes from a CPU emulation of ``nn.DataParallel``, and its output says so.
+comes from a CPU emulation of ``nn.DataParallel``, and its output says so;
+:ref:`dataparallel-emulation` says what the emulation reproduces and what it
+cannot. The pages are written for PyTorch 2.13; the first output shows the
+version that built them.
 """
 
 # %%
@@ -25,6 +28,8 @@ comes from a CPU emulation of ``nn.DataParallel``, and its output says so.
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
+
+print("PyTorch", torch.__version__)
 
 input_size = 5
 output_size = 2
@@ -47,15 +52,18 @@ print("Device:", device)
 # Moving things to that device looks the same for a module and a tensor, but
 # behaves differently. ``module.to(device)`` moves the module's parameters
 # *in place* and returns the same module, so the result may be ignored.
-# ``tensor.to(device)`` returns a *copy* on the device and leaves the original
-# where it was, so the result must be assigned.
+# ``tensor.to(device)`` returns a tensor on the device and leaves the original
+# where it was, so the result must be assigned. When the tensor is already on
+# that device with that dtype, it returns the tensor itself and copies
+# nothing: that is what happens on a machine without a GPU.
 
 layer = nn.Linear(input_size, output_size)
 print("module.to() returns the same module:", layer.to(device) is layer)
 
 cpu_tensor = torch.ones(2, input_size)
 moved = cpu_tensor.to(device)  # keep the returned tensor; cpu_tensor stays put
-print("original on", cpu_tensor.device, "| returned copy on", moved.device)
+print("original on", cpu_tensor.device, "| result on", moved.device)
+print("tensor.to() returned the same tensor:", moved is cpu_tensor)
 
 # %%
 # A dataset of random vectors
