@@ -10,6 +10,8 @@ import collections
 import contextlib
 import importlib
 import io
+import math
+import re
 import runpy
 import warnings
 from pathlib import Path
@@ -23,6 +25,7 @@ scatter_gather = importlib.import_module("torch.nn.parallel.scatter_gather")
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 EXAMPLE = EXAMPLES / "plot_01_dataparallel.py"
+IN_DEPTH = EXAMPLES / "plot_02_dataparallel_in_depth.py"
 
 
 def run_quietly(path):
@@ -43,6 +46,12 @@ def tutorial_run():
 def tutorial(tutorial_run):
     """The DataParallel tutorial's globals."""
     return tutorial_run[0]
+
+
+@pytest.fixture(scope="module")
+def in_depth():
+    """The in-depth tutorial's globals and output, from one run."""
+    return run_quietly(IN_DEPTH)
 
 
 class Recorder(nn.Module):
@@ -455,6 +464,84 @@ def test_probe_output_shows_the_replica_behaviour(tutorial_run):
     assert probe.norm.num_batches_tracked.item() == 1
     assert "batches tracked by BatchNorm: 1" in lines
     assert "running mean comes from the first chunk alone: True" in lines
+
+
+def busy_by_formula(rows, gpus):
+    return math.ceil(rows / math.ceil(rows / gpus))
+
+
+def test_idle_gpu_rule_over_many_batches(tutorial, in_depth):
+    busy_gpus = in_depth[0]["busy_gpus"]
+    emulate = tutorial["EmulatedDataParallel"]
+    for gpus in range(1, 9):
+        seen = []
+        model = emulate(Recorder(seen), gpus)
+        for rows in range(1, 201):
+            seen.clear()
+            model(torch.randn(rows, 3))
+            chunks = len(torch.chunk(torch.empty(rows), gpus))
+            assert busy_gpus(rows, gpus) == chunks == busy_by_formula(rows, gpus) == len(seen)
+
+
+def test_largest_batch_leaving_a_gpu_idle(in_depth):
+    largest = in_depth[0]["largest_batch_leaving_a_gpu_idle"]
+    for gpus in range(1, 9):
+        idle = [b for b in range(1, 201) if len(torch.chunk(torch.empty(b), gpus)) < gpus]
+        assert largest(gpus) == max(idle, default=0), gpus
+
+
+def test_printed_idle_table_agrees_with_torch_chunk(in_depth):
+    printed = in_depth[1]
+    rows = re.findall(r"^batch of +(\d+): (\d+) GPUs busy, (\d+) idle$", printed, re.M)
+    assert {int(r) for r, _, _ in rows} >= {17, 25, 49, 50}
+    for size, busy, idle in rows:
+        chunks = len(torch.chunk(torch.empty(int(size)), 8))
+        assert (int(busy), int(idle)) == (chunks, 8 - chunks)
+    limits = re.findall(r"^(\d) GPUs: largest batch that leaves a GPU idle: (\d+)$", printed, re.M)
+    assert [int(n) for n, _ in limits] == list(range(2, 9))
+    for gpus, limit in limits:
+        gpus, limit = int(gpus), int(limit)
+        assert len(torch.chunk(torch.empty(limit), gpus)) < gpus
+        assert all(len(torch.chunk(torch.empty(b), gpus)) == gpus for b in range(limit + 1, 201))
+
+
+def test_in_depth_batchnorm_check_is_what_dataparallel_computes(tutorial, in_depth):
+    """The page's by-hand replicas give the emulated DataParallel's gradients."""
+    namespace, printed = in_depth
+    torch.manual_seed(5)
+    model = nn.Sequential(nn.Linear(5, 8), nn.BatchNorm1d(8), nn.Linear(8, 2))
+    by_hand = namespace["replica_gradients"](model, 3)
+    model.zero_grad()
+    emulated = tutorial["EmulatedDataParallel"](model, 3)
+    namespace["loss_fn"](emulated(namespace["inputs"]), namespace["targets"]).backward()
+    for name, p in model.named_parameters():
+        torch.testing.assert_close(p.grad, by_hand[name], msg=name)
+    gap = re.search(r"single-device gradients: (\d+\.\d+)$", printed, re.M)
+    assert gap and float(gap.group(1)) > 0.01  # BatchNorm per chunk changes the gradient
+    assert "BatchNorm on the last chunk: Expected more than 1 value per channel" in printed
+
+
+def test_in_depth_losses_are_what_dataparallel_returns(tutorial, in_depth):
+    """A loss computed in forward comes back once per replica, as the page shows."""
+    namespace, printed = in_depth
+
+    class LossInForward(nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, x, y):
+            return namespace["loss_fn"](self.model(x), y)
+
+    wrapped = tutorial["EmulatedDataParallel"](LossInForward(namespace["model"]), 3)
+    with pytest.warns(UserWarning):
+        losses = wrapped(namespace["inputs"], namespace["targets"])
+    torch.testing.assert_close(losses.detach(), namespace["per_replica"])
+    whole = namespace["loss_fn"](namespace["model"](namespace["inputs"]), namespace["targets"])
+    assert abs(losses.mean().item() - whole.item()) > 1e-3  # the plain mean is wrong
+    rows = torch.tensor([4, 4, 2])
+    torch.testing.assert_close((losses * rows).sum() / rows.sum(), whole)
+    assert f"whole-batch loss:    {whole.item():.4f}" in printed.splitlines()
 
 
 # -- Against the real nn.DataParallel (needs CUDA) ------------------------------
