@@ -180,8 +180,8 @@ for data in rand_loader:
 #   chunks are views of the input, and the output stays on the CPU whatever
 #   ``output_device`` says.
 # * The replicas run in turn, in replica order, in one thread. Real replicas
-#   run at the same time, one thread per GPU: their prints interleave, and
-#   Python objects they share can be changed by two of them at once.
+#   run at the same time, one thread per GPU: their prints can interleave,
+#   and Python objects they share can be changed by two of them at once.
 # * There are no CUDA streams, no autocast per device and no current device.
 # * Autograd adds the replicas' gradients one by one on the CPU, where the
 #   real one adds them up on ``device_ids[0]``: the same sum, but the last
