@@ -167,11 +167,11 @@ def test_uneven_batches_time_out_without_join_and_finish_with_it(tutorial):
 
 
 def buffers_after_forward():
-    """Each rank sets its buffer to its own rank, then runs one DDP forward."""
+    """Each rank gives its buffer its own value, before wrapping and before a forward."""
     dist.init_process_group("gloo")
     try:
         layer = torch.nn.Linear(2, 2)
-        layer.register_buffer("seen", torch.zeros(1))
+        layer.register_buffer("seen", torch.full((1,), float(dist.get_rank())))
         model = DDP(layer)
         at_wrap = layer.seen.item()
         layer.seen.fill_(10 + dist.get_rank())
@@ -185,7 +185,7 @@ def buffers_after_forward():
 
 def test_ddp_copies_rank_0_buffers_at_every_forward(definitions):
     results = [value for _, value in definitions["launch"](2, buffers_after_forward)]
-    assert results == [(0.0, 10.0), (0.0, 10.0)]  # rank 1's 11 was overwritten
+    assert results == [(0.0, 10.0), (0.0, 10.0)]  # rank 1's 1 and 11 were overwritten
 
 
 def join_without_local_rank():
@@ -223,8 +223,8 @@ def test_two_torchrun_jobs_on_one_machine_do_not_collide(tmp_path):
     """torch 2.13: single-node torchrun without --master-port picks a free port."""
     script = tmp_path / "print_port.py"
     script.write_text(PRINT_PORT)
-    torchrun = Path(sys.executable).with_name("torchrun")
-    command = [str(torchrun), "--nproc-per-node=2", str(script), str(EXAMPLE)]
+    torchrun = [sys.executable, "-m", "torch.distributed.run"]  # what torchrun runs
+    command = [*torchrun, "--nproc-per-node=2", str(script), str(EXAMPLE)]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PET_", "MASTER_"))}
     jobs = [
         subprocess.Popen(command, cwd=tmp_path, env=env, text=True,
