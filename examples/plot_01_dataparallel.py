@@ -12,7 +12,10 @@ shows what it prints on 1, 2, 3 and 8 GPUs.
 
 Every output on this page was produced by running the code while the site was
 built. Where the build machine had fewer GPUs than a result needs, the result
-comes from a CPU emulation of ``nn.DataParallel``, and its output says so.
+comes from a CPU emulation of ``nn.DataParallel``, and its output says so;
+:ref:`dataparallel-emulation` says what the emulation reproduces and what it
+cannot. The pages are written for PyTorch 2.13; the first output shows the
+version that built them.
 """
 
 # %%
@@ -25,6 +28,8 @@ comes from a CPU emulation of ``nn.DataParallel``, and its output says so.
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
+
+print("PyTorch", torch.__version__)
 
 input_size = 5
 output_size = 2
@@ -47,15 +52,18 @@ print("Device:", device)
 # Moving things to that device looks the same for a module and a tensor, but
 # behaves differently. ``module.to(device)`` moves the module's parameters
 # *in place* and returns the same module, so the result may be ignored.
-# ``tensor.to(device)`` returns a *copy* on the device and leaves the original
-# where it was, so the result must be assigned.
+# ``tensor.to(device)`` returns a tensor on the device and leaves the original
+# where it was, so the result must be assigned. When the tensor is already on
+# that device with that dtype, it returns the tensor itself and copies
+# nothing: that is what happens on a machine without a GPU.
 
 layer = nn.Linear(input_size, output_size)
 print("module.to() returns the same module:", layer.to(device) is layer)
 
 cpu_tensor = torch.ones(2, input_size)
 moved = cpu_tensor.to(device)  # keep the returned tensor; cpu_tensor stays put
-print("original on", cpu_tensor.device, "| returned copy on", moved.device)
+print("original on", cpu_tensor.device, "| result on", moved.device)
+print("tensor.to() returned the same tensor:", moved is cpu_tensor)
 
 # %%
 # A dataset of random vectors
@@ -144,19 +152,57 @@ for data in rand_loader:
 # To show the results for 1, 2, 3 and 8 GPUs on every build, the page needs
 # that many GPUs. When the build machine has them, the results come from the
 # real ``nn.DataParallel``. When it does not, they come from the class below.
-# It keeps ``nn.DataParallel``'s own ``forward`` (scatter, replicate, apply,
-# gather) and replaces only the four steps that need CUDA:
+# It keeps ``nn.DataParallel``'s own ``forward``, which with one device calls
+# the module directly and otherwise runs four steps. The class replaces those
+# four with CPU versions that follow PyTorch's own code for them:
 #
-# * **scatter** splits every tensor with ``torch.chunk`` along ``dim``, the
-#   same rule the real scatter uses, but leaves the pieces on the CPU;
-# * **replicate** gives each replica its own differentiable copy of the
-#   parameters, so their gradients are summed back into the original ones;
-# * **parallel_apply** runs the replicas one after another, in order;
-# * **gather** concatenates the outputs along ``dim``.
+# * **scatter** splits every tensor with ``torch.chunk`` along ``dim`` (the
+#   rule of the real scatter) and applies its rules for tuples, lists,
+#   dictionaries and keyword arguments. Only as many replicas run as there
+#   are chunks.
+# * **replicate** builds each replica the way ``torch.nn.parallel.replicate``
+#   does: a shallow copy of every submodule, whose parameters are plain
+#   tensors, so ``self.parameters()`` is empty inside a replica's ``forward``
+#   and whatever ``forward`` sets on ``self`` is lost with the replica.
+#   Replica 0 shares the original's storage, buffers included, so BatchNorm's
+#   running statistics are updated from replica 0's chunk; the other replicas
+#   get copies. The parameter copies are differentiable, so the replicas'
+#   gradients are summed into the original's.
+# * **parallel_apply** calls the replicas one after another and, if one
+#   fails, raises its error with the replica's number, as the real one does.
+# * **gather** concatenates the outputs along ``dim``, turns scalar outputs
+#   into a vector with one value per replica (with a warning), and gathers
+#   ``None`` into ``None``.
 #
-# Only as many replicas run as there are chunks, exactly as on real GPUs.
+# What it cannot reproduce:
+#
+# * Everything stays on the CPU and nothing is copied between devices: the
+#   chunks are views of the input, and the output stays on the CPU whatever
+#   ``output_device`` says.
+# * The replicas run in turn, in replica order, in one thread. Real replicas
+#   run at the same time, one thread per GPU: their prints can interleave,
+#   and Python objects they share can be changed by two of them at once.
+# * There are no CUDA streams, no autocast per device and no current device.
+# * Autograd adds the replicas' gradients one by one on the CPU, where the
+#   real one adds them up on ``device_ids[0]``: the same sum, but the last
+#   bits can differ.
+# * Times and memory use say nothing about real GPUs.
 
-from torch.func import functional_call
+import warnings
+
+from torch._utils import ExceptionWrapper  # what parallel_apply raises errors with
+
+
+def _is_namedtuple(obj):
+    """Whether ``obj`` is a named tuple, by the test PyTorch uses."""
+    return isinstance(obj, tuple) and hasattr(obj, "_asdict") and hasattr(obj, "_fields")
+
+
+def _replica_tensor(tensor, first, differentiable):
+    """A replica's copy of ``tensor``; on ``device_ids[0]`` the original's storage."""
+    if first:
+        return tensor.view_as(tensor) if differentiable else tensor
+    return tensor.clone() if differentiable else tensor.detach().clone()
 
 
 class EmulatedDataParallel(nn.DataParallel):
@@ -171,48 +217,153 @@ class EmulatedDataParallel(nn.DataParallel):
         self.src_device_obj = torch.device("cpu")
 
     def scatter(self, inputs, kwargs, device_ids):
+        """Split as ``scatter_kwargs`` does, with ``torch.chunk`` instead of copies."""
         count, dim = len(device_ids), self.dim
 
-        def split(obj):  # the structure rules of torch.nn.parallel.scatter
+        def split(obj):
             if isinstance(obj, torch.Tensor):
-                return list(torch.chunk(obj, count, dim))
-            if isinstance(obj, (tuple, list)) and obj:
-                return [type(obj)(part) for part in zip(*map(split, obj))]
+                return torch.chunk(obj, count, dim)
+            if _is_namedtuple(obj):
+                return [type(obj)(*part) for part in zip(*map(split, obj))]
+            if isinstance(obj, tuple) and obj:
+                return list(zip(*map(split, obj)))
+            if isinstance(obj, list) and obj:
+                return [list(part) for part in zip(*map(split, obj))]
             if isinstance(obj, dict) and obj:
-                parts = zip(*map(split, obj.values()))
-                return [type(obj)(zip(obj, part)) for part in parts]
-            return [obj] * count
+                return [type(obj)(part) for part in zip(*map(split, obj.items()))]
+            return [obj for _ in device_ids]  # shared by every replica, not copied
 
         scattered = split(inputs) if inputs else []
         scattered_kwargs = split(kwargs) if kwargs else []
-        scattered += [()] * (len(scattered_kwargs) - len(scattered))
-        scattered_kwargs += [{}] * (len(scattered) - len(scattered_kwargs))
+        if len(scattered) < len(scattered_kwargs):
+            scattered += [() for _ in range(len(scattered_kwargs) - len(scattered))]
+        elif len(scattered_kwargs) < len(inputs):
+            scattered_kwargs += [{} for _ in range(len(scattered) - len(scattered_kwargs))]
         return tuple(scattered), tuple(scattered_kwargs)
 
     def replicate(self, module, device_ids):
+        """Build replicas as ``torch.nn.parallel.replicate`` does, on the CPU."""
+        detach = not torch.is_grad_enabled()
+        modules = list(module.modules())
         replicas = []
-        for _ in device_ids:
-            tensors = module.state_dict(keep_vars=True)  # parameters and buffers
-            state = {name: t.clone() for name, t in tensors.items()}
-            replicas.append(
-                lambda *args, state=state, **kw: functional_call(module, state, args, kw)
-            )
+        for index in range(len(device_ids)):
+            first = index == 0
+            tensors = {p: _replica_tensor(p, first, not detach) for p in module.parameters()}
+            for b in module.buffers():
+                tensors[b] = _replica_tensor(b, first, b.requires_grad and not detach)
+            copies = {m: m._replicate_for_data_parallel() for m in modules}
+            for m, replica in copies.items():
+                for name, child in m._modules.items():
+                    if child is not None:
+                        setattr(replica, name, copies[child])
+                for name, param in m._parameters.items():
+                    if param is None:
+                        replica._parameters[name] = None
+                    else:  # a plain tensor: the replica has no parameters
+                        setattr(replica, name, tensors[param])
+                for name, buffer in m._buffers.items():
+                    if buffer is not None:
+                        setattr(replica, name, tensors[buffer])
+            replicas.append(copies[module])
         return replicas
 
     def parallel_apply(self, replicas, inputs, kwargs):
-        return [replica(*args, **kw) for replica, args, kw in zip(replicas, inputs, kwargs)]
+        """Call the replicas in turn; re-raise the first failure as torch does."""
+        outputs = []
+        for index, (replica, args, kw) in enumerate(zip(replicas, inputs, kwargs, strict=True)):
+            try:
+                outputs.append(replica(*args, **kw))
+            except Exception:
+                where = f"in replica {index} on device {self.device_ids[index]}"
+                outputs.append(ExceptionWrapper(where=where))
+        for output in outputs:
+            if isinstance(output, ExceptionWrapper):
+                output.reraise()
+        return outputs
 
     def gather(self, outputs, output_device):
+        """Join the replicas' outputs as ``torch.nn.parallel.gather`` does, on the CPU."""
+        dim = self.dim
+
         def join(parts):
             first = parts[0]
             if isinstance(first, torch.Tensor):
-                return torch.cat(parts, self.dim)
+                if dim == 0 and all(part.dim() == 0 for part in parts):
+                    warnings.warn(
+                        "every replica returned a scalar: gathered into a vector"
+                        " with one value per replica, as nn.DataParallel does",
+                        stacklevel=4,
+                    )
+                    parts = [part.view(1) for part in parts]
+                return torch.cat(parts, dim)
+            if first is None:
+                return None
             if isinstance(first, dict):
-                return type(first)((key, join([p[key] for p in parts])) for key in first)
-            return type(first)(map(join, zip(*parts)))
+                if any(len(part) != len(first) for part in parts):
+                    raise ValueError("replicas returned dicts with different numbers of keys")
+                return type(first)((key, join([part[key] for part in parts])) for key in first)
+            if _is_namedtuple(first):
+                return type(first)._make(map(join, zip(*parts, strict=True)))
+            return type(first)(map(join, zip(*parts, strict=True)))
 
         return join(outputs)
 
+
+# %%
+# The function below wraps a module for ``n_gpus`` GPUs: in the real
+# ``nn.DataParallel`` when the machine has that many, otherwise in the
+# emulation. It also returns the device to put the inputs on.
+
+
+def wrap(module, n_gpus):
+    """Return ``module`` wrapped for ``n_gpus`` GPUs, real or emulated, and its device."""
+    if torch.cuda.device_count() >= n_gpus:
+        where = torch.device("cuda:0")
+        return nn.DataParallel(module.to(where), device_ids=list(range(n_gpus))), where
+    return EmulatedDataParallel(module, n_gpus), torch.device("cpu")
+
+
+# %%
+# PyTorch documents how replicas behave, and a small module shows it: a
+# ``BatchNorm1d`` layer, a counter that ``forward`` increments, and a
+# ``forward`` that returns a scalar and ``None``. Run on ten rows with 3 GPUs
+# (emulated, unless the machine has them), the output below shows that
+#
+# * each replica has no parameters of its own;
+# * the scalars come back as a vector with one value per replica
+#   (``nn.DataParallel`` warns when it does this; the cell silences that);
+# * the counter was incremented on the replicas, so the module still says 0;
+# * BatchNorm counted one batch, and its running mean moved towards the mean
+#   of the first chunk (4 rows) alone: only replica 0's update reaches the
+#   module.
+
+
+class Probe(nn.Module):
+    """BatchNorm, a call counter, and a scalar and ``None`` as output."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.BatchNorm1d(input_size)
+        self.calls = 0
+
+    def forward(self, input):
+        self.calls += 1  # lands on the replica, not on this module
+        print(f"\treplica: {len(input)} rows, {len(list(self.parameters()))} parameters")
+        return self.norm(input).pow(2).mean(), None
+
+
+probe = Probe()
+probe_model, where = wrap(probe, 3)
+rows = rand_loader.dataset.data[:10]
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # the scalars-into-a-vector notice, real or emulated
+    scalars, nothing = probe_model(rows.to(where))
+first_chunk = torch.chunk(rows, 3)[0]
+print("scalar outputs gathered into shape", tuple(scalars.shape), "| None gathered into", nothing)
+print("calls counted on the module:", probe.calls)
+print("batches tracked by BatchNorm:", probe.norm.num_batches_tracked.item())
+from_first = torch.allclose(probe.norm.running_mean.cpu(), probe.norm.momentum * first_chunk.mean(0))
+print("running mean comes from the first chunk alone:", from_first)
 
 # %%
 # The function below runs one pass over the data on ``n_gpus`` GPUs, real or
@@ -226,14 +377,11 @@ def run_on(n_gpus):
     inner = Model(input_size, output_size)
     seen = []
     inner.register_forward_pre_hook(lambda module, args: seen[-1].append(len(args[0])))
-    if torch.cuda.device_count() >= n_gpus:
+    model, where = wrap(inner, n_gpus)
+    if where.type == "cuda":
         print(f"# {n_gpus} × {torch.cuda.get_device_name(0)} (real nn.DataParallel)")
-        where = torch.device("cuda:0")
-        model = nn.DataParallel(inner.to(where), device_ids=list(range(n_gpus)))
     else:
         print(f"# {n_gpus} GPU{'s' if n_gpus > 1 else ''} emulated on CPU")
-        where = torch.device("cpu")
-        model = EmulatedDataParallel(inner, n_gpus)
     for data in rand_loader:
         seen.append([])
         input = data.to(where)
@@ -340,6 +488,9 @@ if plt is not None:
 # * Assign the result of ``tensor.to(device)``; a module moves in place.
 # * Each batch is split into chunks of ``ceil(B / N)`` rows, so a small last
 #   batch can leave GPUs idle.
+# * Every forward runs on fresh replicas: what ``forward`` sets on ``self`` is
+#   lost, BatchNorm updates its running statistics from the first GPU's chunk
+#   only, and a scalar output comes back as one value per replica.
 # * PyTorch now recommends ``DistributedDataParallel`` even on one machine.
 #   :ref:`dataparallel-in-depth` explains the parameters, the gradients and
 #   when to switch.

@@ -6,9 +6,10 @@
 
 The :ref:`first tutorial <dataparallel-tutorial>` wrapped a model and watched
 the batches split. This page looks at what the wrapper does on every forward
-and backward pass: its parameters, how to choose GPUs, why small batches leave
-GPUs idle, and why the gradients come out the same as on one GPU. It ends with
-when to move on to ``DistributedDataParallel``.
+and backward pass: its parameters, how to choose GPUs, which batches leave
+GPUs idle, and when the gradients come out the same as on one GPU and when
+they do not. It ends with when to move on to ``DistributedDataParallel``.
+It is written for PyTorch 2.13.
 """
 
 # %%
@@ -20,10 +21,14 @@ when to move on to ``DistributedDataParallel``.
 #
 # 1. **scatters** the inputs: every tensor is cut along ``dim`` into chunks of
 #    ``ceil(B / N)`` rows and each chunk is copied to one GPU;
-# 2. **replicates** the module onto those GPUs, afresh on every call;
+# 2. **replicates** the module onto as many GPUs as there are chunks, afresh
+#    on every call;
 # 3. **applies** each replica to its chunk, one Python thread per GPU;
 # 4. **gathers** the outputs onto ``output_device`` and concatenates them
 #    along ``dim``.
+#
+# With a single GPU in ``device_ids`` it skips all four and calls the module
+# itself.
 #
 # The three parameters:
 #
@@ -94,22 +99,55 @@ if not torch.cuda.is_available():
 # Small batches leave GPUs idle
 # -----------------------------
 #
-# Because every chunk but the last has ``ceil(B / N)`` rows, a batch is cut
-# into ``ceil(B / ceil(B / N))`` chunks, which is often fewer than ``N``: not
-# only for small batches, but for any batch that is not close to a multiple of
-# ``N``. ``nn.DataParallel`` only starts as many replicas as there are chunks.
-# On 8 GPUs:
+# Every chunk but the last has ``ceil(B / N)`` rows, so a batch of ``B`` rows
+# makes ``ceil(B / ceil(B / N))`` chunks, and ``nn.DataParallel`` starts one
+# replica per chunk. That can be fewer than ``N``. The function below counts
+# the busy GPUs with ``torch.chunk`` itself, so the table cannot disagree with
+# it. On 8 GPUs:
+
+
+def busy_gpus(rows, gpus):
+    """How many of ``gpus`` GPUs get a chunk of a batch of ``rows`` rows."""
+    return len(torch.chunk(torch.empty(rows), gpus))
+
 
 gpus = 8
-for rows in (1, 5, 10, 16, 17, 25, 30, 32):
-    busy = len(torch.chunk(torch.arange(rows), gpus))
+for rows in (5, 9, 10, 16, 17, 24, 25, 32, 33, 48, 49, 50):
+    busy = busy_gpus(rows, gpus)
     print(f"batch of {rows:>2}: {busy} GPUs busy, {gpus - busy} idle")
 
 # %%
-# Choose a batch size that is a multiple of the number of GPUs, and watch the
-# last, shorter batch of an epoch (or drop it with
-# ``DataLoader(..., drop_last=True)``).
-#
+# Sizes just above a multiple of ``N`` are worse than their neighbours: 17
+# rows make chunks of 3, and six of them hold the batch. But only small
+# batches are affected. From ``N * N`` rows on, ``N - 1`` chunks of
+# ``ceil(B / N)`` rows are too few to hold the batch, so every GPU gets one;
+# a search below ``N * N`` therefore finds the largest batch that still
+# leaves a GPU idle:
+
+
+def largest_batch_leaving_a_gpu_idle(gpus):
+    """The largest batch size for which some of ``gpus`` GPUs get no chunk."""
+    return max((rows for rows in range(1, gpus * gpus) if busy_gpus(rows, gpus) < gpus), default=0)
+
+
+for n in range(2, 9):
+    print(f"{n} GPUs: largest batch that leaves a GPU idle: {largest_batch_leaving_a_gpu_idle(n)}")
+
+# %%
+# A batch size that is a multiple of the number of GPUs gives every GPU the
+# same number of rows. Watch the last, shorter batch of an epoch: it can
+# leave GPUs idle, and, as the next section shows, it can give a GPU a
+# single row. ``DataLoader(..., drop_last=True)`` drops it:
+
+from torch.utils.data import DataLoader
+
+print("100 rows in batches of 30:", [len(b) for b in DataLoader(torch.zeros(100, 5), batch_size=30)])
+print(
+    "with drop_last=True:       ",
+    [len(b) for b in DataLoader(torch.zeros(100, 5), batch_size=30, drop_last=True)],
+)
+
+# %%
 # Gradients: summed over the replicas
 # -----------------------------------
 #
@@ -117,7 +155,8 @@ for rows in (1, 5, 10, 16, 17, 25, 30, 32):
 # differentiable broadcast. In the backward pass, the gradients that flow into
 # the copies are **summed** into the original parameters. Because the loss is
 # computed on the gathered output, as if the whole batch had gone through one
-# model, the sum is exactly the gradient a single device would compute.
+# model, the sum is exactly the gradient a single device would compute, as
+# long as the model treats every row on its own.
 #
 # The code below checks this by doing the replication by hand: it cuts a batch
 # of 10 into ``torch.chunk`` pieces for 3 replicas, runs each piece through its
@@ -127,24 +166,26 @@ for rows in (1, 5, 10, 16, 17, 25, 30, 32):
 from torch.func import functional_call
 
 _ = torch.manual_seed(0)
-model = nn.Linear(5, 2)
 inputs, targets = torch.randn(10, 5), torch.randn(10, 2)
 loss_fn = nn.MSELoss()
 
-# One device, whole batch.
-loss_fn(model(inputs), targets).backward()
-single = {name: p.grad.clone() for name, p in model.named_parameters()}
-model.zero_grad()
 
-# Three replicas, one chunk each, outputs gathered before the loss.
-outputs = []
-for chunk in torch.chunk(inputs, 3):
-    replica = {name: p.clone() for name, p in model.named_parameters()}
-    outputs.append(functional_call(model, replica, (chunk,)))
-loss_fn(torch.cat(outputs), targets).backward()
+def replica_gradients(model, replicas):
+    """Gradients of the loss when ``inputs`` is split over ``replicas`` copies of ``model``."""
+    model.zero_grad()
+    outputs = []
+    for chunk in torch.chunk(inputs, replicas):
+        copy = {name: p.clone() for name, p in model.named_parameters()}
+        outputs.append(functional_call(model, copy, (chunk,)))
+    loss_fn(torch.cat(outputs), targets).backward()
+    return {name: p.grad.clone() for name, p in model.named_parameters()}
 
-for name, p in model.named_parameters():
-    same = torch.allclose(p.grad, single[name], atol=1e-6)
+
+model = nn.Linear(5, 2)
+single = replica_gradients(model, 1)  # one device, whole batch
+summed = replica_gradients(model, 3)
+for name in single:
+    same = torch.allclose(summed[name], single[name], atol=1e-6)
     print(f"{name:<6} summed replica gradients equal the single-device gradient: {same}")
 
 # %%
@@ -163,10 +204,78 @@ else:
     print(f"Skipped: this machine has {torch.cuda.device_count()} GPUs, the check needs 2.")
 
 # %%
-# ``DistributedDataParallel`` reaches the same gradient differently: every
-# process computes the loss on its own part of the batch, and the gradients
-# are **averaged** across processes. With equal parts, the average of the
-# per-part mean losses' gradients is the whole batch's mean-loss gradient:
+# Models with BatchNorm
+# ---------------------
+#
+# ``BatchNorm`` in training mode normalises with the mean and variance of the
+# rows it is given. Inside ``nn.DataParallel`` each replica is given only its
+# chunk, so every chunk is normalised with its own statistics, and the
+# gradients are no longer those of one device with the whole batch. The same
+# check with a Linear, BatchNorm, Linear model:
+
+bn_model = nn.Sequential(nn.Linear(5, 8), nn.BatchNorm1d(8), nn.Linear(8, 2))
+bn_single = replica_gradients(bn_model, 1)
+bn_summed = replica_gradients(bn_model, 3)
+gap = max((bn_summed[name] - bn_single[name]).abs().max().item() for name in bn_single)
+print(f"largest difference between 3-replica and single-device gradients: {gap:.3f}")
+
+# %%
+# A chunk of a single row is worse: BatchNorm cannot compute a variance from
+# one value and raises an error in training mode. A batch of 25 rows on 8
+# GPUs ends with such a chunk, and so does a last batch of 9 rows:
+
+for rows in (25, 9):
+    sizes = [len(chunk) for chunk in torch.chunk(torch.empty(rows), 8)]
+    print(f"{rows} rows on 8 GPUs: chunks of {sizes}")
+try:
+    bn_model(torch.chunk(torch.randn(25, 5), 8)[-1])  # the last replica's chunk
+except ValueError as error:
+    print("BatchNorm on the last chunk:", error)
+
+# %%
+# ``nn.DataParallel`` has no cure for this. ``nn.SyncBatchNorm`` computes the
+# statistics over all devices, but only in ``DistributedDataParallel`` with
+# one GPU per process. Without a process group, and so inside
+# ``nn.DataParallel``, it computes them per chunk like ``BatchNorm``:
+
+synced = nn.SyncBatchNorm.convert_sync_batchnorm(bn_model)
+print(synced[1])
+synced_summed = replica_gradients(synced, 3)
+same = all(torch.allclose(synced_summed[name], bn_summed[name]) for name in bn_summed)
+print("SyncBatchNorm without a process group gives the per-chunk gradients:", same)
+
+# %%
+# With ``nn.DataParallel``, give every GPU enough rows, drop the short last
+# batch with ``DataLoader(..., drop_last=True)``, or use a normalisation that
+# does not depend on the batch, such as ``LayerNorm`` or ``GroupNorm``. With
+# ``DistributedDataParallel`` on GPUs, convert the model with
+# ``nn.SyncBatchNorm.convert_sync_batchnorm(model)`` before wrapping it.
+#
+# A loss computed inside ``forward``
+# ----------------------------------
+#
+# Some models compute their loss inside ``forward``, so that only the loss
+# leaves the GPUs. Then every replica returns the mean loss of its own chunk,
+# and ``nn.DataParallel`` gathers these scalars into a vector with one value
+# per replica (with a warning). Their plain mean gives every chunk the same
+# weight; with chunks of 4, 4 and 2 rows that is not the loss of the whole
+# batch. Weighting each value by its chunk's rows is:
+
+chunks = list(zip(torch.chunk(inputs, 3), torch.chunk(targets, 3)))
+per_replica = torch.stack([loss_fn(model(x), y) for x, y in chunks]).detach()
+rows = torch.tensor([len(x) for x, _ in chunks])
+print("rows per replica:   ", rows.tolist())
+print("loss per replica:   ", [round(value, 4) for value in per_replica.tolist()])
+print(f"their plain mean:    {per_replica.mean().item():.4f}")
+print(f"weighted by rows:    {(per_replica * rows).sum().item() / rows.sum().item():.4f}")
+print(f"whole-batch loss:    {loss_fn(model(inputs), targets).item():.4f}")
+
+# %%
+# ``DistributedDataParallel`` reaches the whole-batch gradient differently:
+# every process computes the loss on its own part of the batch, and the
+# gradients are **averaged** across processes. With equal parts, the average
+# of the per-part mean losses' gradients is the whole batch's mean-loss
+# gradient:
 
 model.zero_grad()
 parts = list(zip(torch.chunk(inputs, 2), torch.chunk(targets, 2)))
@@ -185,14 +294,18 @@ for name in averaged:
 #
 # ``nn.DataParallel`` is one line of code, but it pays for that on every step:
 # one Python process drives every GPU through threads that compete for the
-# GIL, the model is copied to every GPU on every forward pass, and the
-# outputs and the loss all land on the first GPU. It also cannot go beyond
-# one machine.
+# GIL, the model is copied to every GPU on every forward pass, and the inputs
+# are scattered from and the outputs gathered onto the first GPU, which also
+# computes the loss. It also cannot go beyond one machine.
 #
-# ``DistributedDataParallel`` starts one process per GPU (usually with
-# ``torchrun``), copies the model once at the start, and overlaps averaging
-# the gradients with the backward pass. PyTorch recommends it over
-# ``nn.DataParallel`` even on a single machine. Move to it as soon as
-# training speed matters, when the first GPU runs out of memory before the
-# others, or when you need more than one machine. :ref:`ddp-tutorial` trains
-# this tutorial's model with it, one process per device, and compares the two.
+# ``DistributedDataParallel`` runs one process per GPU, each with its own
+# interpreter; a launcher such as ``torchrun`` starts the processes. It copies
+# rank 0's parameters and buffers to every process once, when it wraps the
+# model; after that each process updates its own copy, the gradients are
+# averaged while the backward pass runs, and by default rank 0's buffers are
+# copied again at the start of every forward pass. PyTorch's documentation
+# recommends it over ``nn.DataParallel`` for training on several GPUs, even
+# on a single machine. Move to it as soon as training speed matters, when the
+# first GPU runs out of memory before the others, or when you need more than
+# one machine. :ref:`ddp-tutorial` trains this tutorial's model with it, one
+# process per device, and compares the two.

@@ -14,8 +14,11 @@ the model and the data of the :ref:`DataParallel tutorial
 
 The outputs below are real: while the site was built, the script started
 that many processes on the build machine's CPU, which talk to each other with
-the ``gloo`` backend. On GPUs the script is the same, with the ``nccl``
-backend and one GPU per process.
+the ``gloo`` backend. Run with plain ``python``, as the build runs it, the
+script always trains on the CPU with ``gloo``, even on a machine with GPUs;
+started with ``torchrun`` (see below), it uses the ``nccl`` backend and one
+GPU per process when CUDA is available. The page is written for PyTorch
+2.13; the first output shows the version that built it.
 """
 
 # %%
@@ -26,6 +29,7 @@ backend and one GPU per process.
 # 2 out, 100 samples, batches of 30.
 
 import contextlib
+import datetime
 import io
 import math
 import os
@@ -39,6 +43,8 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
+
+print("PyTorch", torch.__version__)
 
 input_size = 5
 output_size = 2
@@ -117,14 +123,20 @@ learning_rate = 0.1
 #     Where the processes meet: the address and port of a small key-value
 #     store through which they find each other (the *rendezvous*).
 #
-# ``dist.init_process_group(backend)`` reads these variables, joins the group
-# and returns once all ``WORLD_SIZE`` processes have arrived. The backend
-# carries the gradients between processes: ``nccl`` between GPUs, ``gloo``
-# between CPU processes. ``dist.destroy_process_group()`` leaves the group
-# at the end. The training itself is in a separate function, so the DDP model
-# it builds is freed *before* the group is destroyed. In the opposite order,
-# freeing the model can deadlock with ``gloo``: with PyTorch 2.13 it often
-# did while this page was written.
+# ``dist.init_process_group(backend)`` reads ``RANK``, ``WORLD_SIZE``,
+# ``MASTER_ADDR`` and ``MASTER_PORT`` and joins the group; it does not read
+# ``LOCAL_RANK``, which only your code uses, to pick the GPU. It waits at no
+# barrier (unless ``TORCH_DIST_INIT_BARRIER=1`` is set), so what it waits for
+# depends on the backend: ``gloo`` connects to every other process while it
+# creates the group, so it returns once all have arrived, while ``nccl``
+# connects at the first collective operation unless it is given a
+# ``device_id``. The backend carries the gradients between processes:
+# ``nccl`` between GPUs, ``gloo`` between CPU processes.
+# ``dist.destroy_process_group()`` leaves the group at the end. The training
+# itself is in a separate function, so the DDP model it builds is freed
+# *before* the group is destroyed: in our runs with PyTorch 2.13 and 8
+# ``gloo`` processes on 2 CPU cores, freeing the model after the group was
+# gone hung about one run in four, and never in the order used here.
 
 
 def run_rank(per_process_batch_size, use_gpu):
@@ -139,9 +151,13 @@ def run_rank(per_process_batch_size, use_gpu):
 # %%
 # Inside ``train``, three things differ from single-device training:
 #
-# * The model is wrapped in ``DDP``. The wrapper copies rank 0's parameters to
-#   every process once, at the start; afterwards, each backward pass averages
-#   the gradients over all processes, so every process takes the same step.
+# * The model is wrapped in ``DDP``. When it wraps the model, DDP copies rank
+#   0's parameters and buffers to every process. Afterwards, each backward
+#   pass averages the gradients over all processes, so every process takes
+#   the same step, and by default rank 0's buffers (such as BatchNorm's
+#   running statistics) are copied to every process again at the start of
+#   every forward pass: the ``forward_sync_buffers`` argument, called
+#   ``broadcast_buffers`` before PyTorch 2.13.
 # * A ``DistributedSampler`` gives each process its own share of the
 #   samples, about ``data_size / WORLD_SIZE`` of them, shuffled the same way
 #   everywhere. ``sampler.set_epoch(epoch)`` changes that shuffle from one
@@ -217,9 +233,13 @@ def per_process_batch_size(world_size):
 # ``torchrun`` starts the N processes, sets ``RANK``, ``LOCAL_RANK``,
 # ``WORLD_SIZE``, ``MASTER_ADDR`` and ``MASTER_PORT`` in each, runs the
 # rendezvous store itself, and stops all of them if one fails.
-# ``--standalone`` lets it pick a free port on this machine; without it, the
-# port is 29500 unless you give ``--master-port``, and two jobs on one machine
-# would collide. When it starts more than one process and you have not set
+# ``--standalone`` makes it run the store on a free port of this machine,
+# which the operating system picks, so two jobs on one machine do not
+# collide. In PyTorch 2.13 a single-machine ``torchrun`` does the same
+# without ``--standalone`` unless you give it a port (``--master-port``) or a
+# rendezvous endpoint; older releases
+# used port 29500 by default, and a second job on the same machine failed.
+# When it starts more than one process and you have not set
 # ``OMP_NUM_THREADS``, ``torchrun`` sets it to 1 (with a warning), so that N
 # processes do not each start one thread per CPU core.
 #
@@ -247,7 +267,10 @@ if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
 #   copy of this process, with ``torch`` and everything defined above already
 #   loaded, in a few milliseconds. Elsewhere Python *spawns* a fresh
 #   interpreter that imports this file again; that is why the cells that do
-#   work sit under ``if __name__ == "__main__":``.
+#   work sit under ``if __name__ == "__main__":``. A notebook has no file to
+#   import, so on macOS and Windows run this tutorial as a script
+#   (``python plot_03_distributed_data_parallel.py``) or with ``torchrun``;
+#   from a notebook there, ``launch`` stops with a message that says so.
 # * **One thread per process.** A forked child that uses several OpenMP
 #   threads after its parent already did can hang, so each child calls
 #   ``torch.set_num_threads(1)``, the equivalent of ``torchrun``'s
@@ -262,7 +285,9 @@ if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
 #   through a queue. ``TORCHELASTIC_USE_AGENT_STORE=True``, which ``torchrun``
 #   sets in the same situation (it is an internal variable, not a documented
 #   API), makes ``init_process_group`` connect to this store instead of
-#   opening one in rank 0.
+#   opening one in rank 0. Releases from before late 2024 read it
+#   differently: they also need ``TORCHELASTIC_RESTART_COUNT``, which
+#   ``torchrun`` sets and so does this launcher.
 # * **Output in rank order.** Each child collects what it prints and sends it
 #   to the parent, which prints it line by line, tagged with the rank. Real
 #   processes print at the same time, so their lines would otherwise
@@ -280,6 +305,13 @@ def launch(world_size, target, args=(), timeout=60.0):
     fails, stop the others and raise its error; after ``timeout`` seconds,
     stop them all and raise ``TimeoutError``.
     """
+    main = sys.modules["__main__"]
+    if START_METHOD == "spawn" and not getattr(main, "__file__", None):
+        raise RuntimeError(
+            "on this system the processes must import the script again, and a"
+            " notebook has none: run this tutorial as a script (python"
+            " plot_03_distributed_data_parallel.py) or with torchrun"
+        )
     queues = mp.get_context(START_METHOD)
     ports, results = queues.SimpleQueue(), queues.SimpleQueue()
     children = mp.start_processes(
@@ -344,6 +376,7 @@ def _as_rank(rank, world_size, ports, results, target, args):
         MASTER_ADDR="127.0.0.1",
         MASTER_PORT=str(ports.get()),
         TORCHELASTIC_USE_AGENT_STORE="True",
+        TORCHELASTIC_RESTART_COUNT="0",
     )
     output = io.StringIO()
     with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
@@ -387,9 +420,10 @@ def run_with(world_size):
 # ``WORLD_SIZE``-th sample of one shuffled order, starting at its rank. When
 # 100 does not divide evenly, the sampler repeats the first few samples of
 # that order to fill the gap, so that every process runs the same number of
-# steps: each step's gradient averaging waits for all processes, and one
-# process with an extra batch would wait forever. (``drop_last=True`` drops
-# the leftover samples instead.)
+# steps, which DDP needs (see below). ``DistributedSampler(...,
+# drop_last=True)`` drops the leftover samples instead of repeating some.
+# That is the sampler's ``drop_last``; the ``DataLoader``'s ``drop_last``
+# drops each process's last, shorter batch.
 #
 # The sampler does not need running processes to show this; given
 # ``num_replicas`` and ``rank`` explicitly, it just computes. Here is rank 0
@@ -406,6 +440,53 @@ if __name__ == "__main__":
 # %%
 # Without ``set_epoch`` every epoch repeats the same order.
 #
+# When one process has an extra batch
+# -----------------------------------
+#
+# If the processes do not all run the same number of steps, the one with an
+# extra batch waits in the gradient averaging for the others, which are not
+# coming. It does not wait forever: after the group's timeout (by default 30
+# minutes with ``gloo``, 10 with ``nccl``) the operation fails. The cell
+# below shows it with 2 processes and a timeout of 3 seconds: rank 0 trains
+# on 3 batches, rank 1 on 2 and then waits for rank 0 before leaving. Inside
+# ``with model.join():``, a process that has run out of batches keeps taking
+# part in the others' averaging until all are done, and both finish.
+
+
+def uneven_epoch(use_join):
+    """Train rank 0 on one batch more than the others; say how it ended."""
+    group = dist.new_group(timeout=datetime.timedelta(seconds=3))
+    model = DDP(nn.Linear(input_size, output_size), process_group=group)
+    batches = 3 if dist.get_rank() == 0 else 2
+    start, failure = time.monotonic(), None
+    try:
+        with model.join() if use_join else contextlib.nullcontext():
+            for _ in range(batches):
+                loss_fn(model(dataset.data[:4])).backward()
+    except RuntimeError as error:
+        failure = str(error).split("] ")[-1]  # without gloo's source location
+    ending = f"stopped after {time.monotonic() - start:.0f} s: {failure}" if failure else "finished"
+    return f"{batches} batches, {ending}"
+
+
+def run_uneven(use_join):
+    """Be one process of a group that runs ``uneven_epoch``."""
+    dist.init_process_group("gloo")
+    try:
+        ending = uneven_epoch(use_join)
+        dist.barrier()  # the processes leave together
+        return ending
+    finally:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    for use_join in (False, True):
+        print("with model.join():" if use_join else "without join:")
+        for rank, (_, ending) in enumerate(launch(2, run_uneven, (use_join,))):
+            print(f"  rank {rank}: {ending}")
+
+# %%
 # .. rst-class:: gpu-tabs
 #
 # Results
@@ -455,6 +536,9 @@ if __name__ == "__main__":
 # ``ceil(100 / 8) = 13`` samples each, 104 in all, 4 of them repeats. Thirty
 # does not divide by 8 either: each process loads ``ceil(30 / 8) = 4`` per
 # step, so the global batch is 32, and the last batches have 1 sample each.
+# This model does not mind, but a model with BatchNorm would fail on them in
+# training, as each process normalises its own batch;
+# ``DataLoader(..., drop_last=True)`` drops them.
 
 if __name__ == "__main__":
     run_with(8)
@@ -465,10 +549,10 @@ if __name__ == "__main__":
 #
 # DDP **averages** the gradients over the processes, where DataParallel
 # **sums** the gradients of its replicas (see :ref:`dataparallel-in-depth`).
-# Both give the gradient of the whole batch: DataParallel because it computes
-# one loss on the gathered output, DDP because each process's loss is a mean
-# over an equal share, and the mean of equal shares' means is the mean of the
-# whole.
+# For a model that treats every sample on its own, like this one, both give
+# the gradient of the whole batch: DataParallel because it computes one loss
+# on the gathered output, DDP because each process's loss is a mean over an
+# equal share, and the mean of equal shares' means is the mean of the whole.
 #
 # The check below takes, for each run above, the samples of every process's
 # first batch, trains a fresh copy of the model on all of them at once in
@@ -519,8 +603,12 @@ if __name__ == "__main__":
 #
 # ``--rdzv-backend c10d`` runs the rendezvous store on the endpoint's
 # machine; ``--rdzv-id`` names the job, so that two jobs sharing an endpoint
-# do not mix. ``torchrun`` then gives each process a ``RANK`` from 0 to 7
-# and a ``LOCAL_RANK`` from 0 to 3, and ``WORLD_SIZE`` is 8. Use the ``nccl``
+# do not mix. The rendezvous then numbers the machines, and each machine's 4
+# processes get consecutive ranks: ``RANK`` 0 to 3 on one machine and 4 to 7
+# on the other, ``LOCAL_RANK`` 0 to 3 on both, and ``WORLD_SIZE`` 8. Which
+# machine gets ranks 0 to 3 is up to the rendezvous; it need not be the one
+# named in ``--rdzv-endpoint``. Code that must run once per job should test
+# ``RANK == 0``, and once per machine ``LOCAL_RANK == 0``. Use the ``nccl``
 # backend on GPUs, as the script does; it picks the fastest link it finds:
 # NVLink or PCIe inside a machine, InfiniBand or TCP between machines. Every
 # machine needs the same script and access to the same data, the machines
@@ -547,8 +635,12 @@ if __name__ == "__main__":
 #      - Each process has its own interpreter and GIL
 #    * - Replication per step
 #      - The model is copied to every GPU on every forward pass
-#      - The model is copied once, at the start; each process updates its own
-#        copy
+#      - Rank 0's parameters and buffers are copied once, when the model is
+#        wrapped; each process then updates its own copy
+#    * - Buffers (BatchNorm statistics)
+#      - Replica 0's updates reach the model; the other replicas' are lost
+#      - By default, rank 0's buffers are copied to every process at the
+#        start of every forward pass
 #    * - Data per step
 #      - One batch, split across the GPUs inside ``forward``
 #      - Each process loads its own batch, from its ``DistributedSampler``
@@ -560,6 +652,14 @@ if __name__ == "__main__":
 #    * - Several machines
 #      - No
 #      - Yes: ``torchrun --nnodes …``
+#    * - Speed
+#      - Slower: the threads compete for the GIL, the model is copied on every
+#        step, and inputs and outputs pass through the first GPU
+#      - Usually faster: no GIL to share, no copies of the model per step,
+#        and the gradient averaging overlaps the backward pass
+#    * - Recommended
+#      - No
+#      - Yes, by PyTorch's documentation, even on a single machine
 #
 # What to remember
 # ----------------
@@ -569,7 +669,12 @@ if __name__ == "__main__":
 # * ``init_process_group`` with ``nccl`` on GPUs and ``gloo`` on CPUs, and
 #   ``destroy_process_group`` at the end, after the DDP model is gone.
 # * A ``DistributedSampler`` per process, with ``set_epoch`` every epoch; it
-#   repeats a few samples when the data does not divide evenly.
+#   repeats a few samples when the data does not divide evenly, so that every
+#   process runs the same number of steps. Where they cannot, use
+#   ``model.join()``.
 # * ``batch_size`` is per process; the global batch is ``WORLD_SIZE`` times
 #   larger.
+# * With BatchNorm, each process normalises its own batch. On GPUs,
+#   ``nn.SyncBatchNorm.convert_sync_batchnorm(model)`` before wrapping makes
+#   the statistics cover the global batch (DDP refuses it on the CPU).
 # * Start it with ``torchrun --nproc-per-node=N``, on one machine or several.

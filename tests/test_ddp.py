@@ -1,4 +1,4 @@
-"""The DDP tutorial: its shards, its parameter check, and its launcher's clean-up.
+"""The DDP tutorial: its shards, its checks, its launcher, and its claims about torch.
 
 The tutorial runs once per session (``tutorial``); the launcher tests use only
 its definitions (``definitions``), which start no processes.
@@ -8,9 +8,12 @@ import contextlib
 import io
 import math
 import os
+import re
 import runpy
+import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,7 @@ import pytest
 torch = pytest.importorskip("torch")
 dist = pytest.importorskip("torch.distributed")
 from torch.multiprocessing import ProcessRaisedException  # noqa: E402
+from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
 from torch.utils.data import DistributedSampler  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -147,3 +151,90 @@ def test_launch_returns_output_and_value_in_rank_order(definitions):
     results = definitions["launch"](3, report)
     assert results == [(f"rank {r} of 3\n", r * 10) for r in range(3)]
     assert set(child_pids()) - before == set()
+
+
+def test_uneven_batches_time_out_without_join_and_finish_with_it(tutorial):
+    _, printed = tutorial
+    lines = printed.splitlines()
+    start = lines.index("without join:")
+    without, joined = lines[start + 1 : start + 3], lines[start + 4 : start + 6]
+    assert lines[start + 3] == "with model.join():"
+    stopped = re.fullmatch(r"  rank 0: 3 batches, stopped after (\d+) s: (.*)", without[0])
+    assert stopped, without[0]
+    assert int(stopped.group(1)) >= 3 and "Timed out" in stopped.group(2)
+    assert without[1] == "  rank 1: 2 batches, finished"
+    assert joined == ["  rank 0: 3 batches, finished", "  rank 1: 2 batches, finished"]
+
+
+def buffers_after_forward():
+    """Each rank gives its buffer its own value, before wrapping and before a forward."""
+    dist.init_process_group("gloo")
+    try:
+        layer = torch.nn.Linear(2, 2)
+        layer.register_buffer("seen", torch.full((1,), float(dist.get_rank())))
+        model = DDP(layer)
+        at_wrap = layer.seen.item()
+        layer.seen.fill_(10 + dist.get_rank())
+        model(torch.randn(3, 2))
+        after_forward = layer.seen.item()
+        del model
+        return at_wrap, after_forward
+    finally:
+        dist.destroy_process_group()
+
+
+def test_ddp_copies_rank_0_buffers_at_every_forward(definitions):
+    results = [value for _, value in definitions["launch"](2, buffers_after_forward)]
+    assert results == [(0.0, 10.0), (0.0, 10.0)]  # rank 1's 1 and 11 were overwritten
+
+
+def join_without_local_rank():
+    """init_process_group reads RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT only."""
+    del os.environ["LOCAL_RANK"]
+    if os.environ["RANK"] == "1":
+        time.sleep(2)
+    start = time.monotonic()
+    dist.init_process_group("gloo")
+    waited = time.monotonic() - start
+    dist.destroy_process_group()
+    return waited
+
+
+def test_gloo_init_waits_for_every_process_and_ignores_local_rank(definitions):
+    waited = [value for _, value in definitions["launch"](2, join_without_local_rank)]
+    assert waited[0] >= 1.5  # rank 0 waited for rank 1 to connect
+
+
+def test_launch_explains_that_a_notebook_cannot_spawn(definitions, monkeypatch):
+    monkeypatch.setitem(definitions["launch"].__globals__, "START_METHOD", "spawn")
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))  # no __file__
+    with pytest.raises(RuntimeError, match="run this tutorial as a script"):
+        definitions["launch"](2, join_without_local_rank)
+
+
+PRINT_PORT = """
+import os, runpy, sys
+print("port", os.environ["MASTER_PORT"], flush=True)
+runpy.run_path(sys.argv[1], run_name="__main__")
+"""
+
+
+def test_two_torchrun_jobs_on_one_machine_do_not_collide(tmp_path):
+    """torch 2.13: single-node torchrun without --master-port picks a free port."""
+    script = tmp_path / "print_port.py"
+    script.write_text(PRINT_PORT)
+    torchrun = [sys.executable, "-m", "torch.distributed.run"]  # what torchrun runs
+    command = [*torchrun, "--nproc-per-node=2", str(script), str(EXAMPLE)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PET_", "MASTER_"))}
+    jobs = [
+        subprocess.Popen(command, cwd=tmp_path, env=env, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        for _ in range(2)
+    ]  # fmt: skip
+    outputs = [job.communicate(timeout=240)[0] for job in jobs]
+    assert [job.returncode for job in jobs] == [0, 0], outputs
+    ports = [set(re.findall(r"^port (\d+)$", out, re.M)) for out in outputs]
+    assert all(len(p) == 1 for p in ports) and ports[0] != ports[1], ports
+    assert "29500" not in ports[0] | ports[1]
+    for out in outputs:
+        assert out.count("gloo on cpu: 50 of 100 samples") == 2, out

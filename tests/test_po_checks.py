@@ -353,7 +353,9 @@ def test_changed_english_turns_exactly_its_entries_fuzzy(tmp_path, capsys):
                           cwd=repo, capture_output=True, text=True)  # fmt: skip
     assert sync.returncode == 1
     assert len(sync.stdout.splitlines()) == 4  # per language: stale entry, missing English
-    assert "docs/index.md:17: [out-of-sync] English missing from" in sync.stdout
+    line = next(n for n, text in enumerate(index_md.read_text("utf-8").splitlines(), 1)
+                if text.startswith(NEW))  # fmt: skip
+    assert f"docs/index.md:{line}: [out-of-sync] English missing from" in sync.stdout
 
     make(repo, "update-po")
     after = snapshot(repo)
