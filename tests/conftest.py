@@ -1,7 +1,15 @@
-"""Shared fixtures: one full build of the site for every end-to-end test."""
+"""Shared fixtures: one full build of the site for every end-to-end test.
 
+Tests that need an optional tool carry its marker (``browser``: Chromium;
+``gettext``: GNU gettext); where the tool is missing they are skipped, and
+the session says so at its start, with how to install it.
+"""
+
+import os
+import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -13,13 +21,51 @@ from build.checkout_lock import acquire  # noqa: E402
 from languages import LANGUAGES  # noqa: E402
 
 
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+OPTIONAL_TOOLS = {
+    # marker: (what, installed?, how to install it)
+    "browser": (f"Chromium ({CHROMIUM})", lambda: Path(CHROMIUM).exists(),
+                "apt-get install chromium fonts-noto-cjk, or set CHROMIUM=path"),
+    "gettext": ("GNU gettext (msgmerge, msgcat, msgattrib)",
+                lambda: all(shutil.which(t) for t in ("msgmerge", "msgcat", "msgattrib")),
+                "apt-get install gettext (Debian, Ubuntu) or brew install gettext (macOS)"),
+}  # fmt: skip
+
+
 def pytest_configure(config):
-    """Hold the checkout's build lock for the whole session.
+    """Register the optional tools' markers; hold the checkout's build lock for the session.
 
     The tests read the built site and the executed gallery; a `make html` or
     `make livehtml` started meanwhile waits (saying so) until they are done.
     """
+    for marker, (what, _, _) in OPTIONAL_TOOLS.items():
+        config.addinivalue_line("markers", f"{marker}: needs {what}")
     acquire(ROOT, "make test")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip the tests whose optional tool is missing, and count them."""
+    missing = {marker for marker, (_, installed, _) in OPTIONAL_TOOLS.items() if not installed()}
+    skipped = Counter()
+    for item in items:
+        for marker in missing:
+            if item.get_closest_marker(marker):
+                what = OPTIONAL_TOOLS[marker][0]
+                item.add_marker(pytest.mark.skip(reason=f"{what} is not installed"))
+                skipped[marker] += 1
+    config.stash[MISSING] = skipped
+
+
+MISSING = pytest.StashKey[Counter]()
+
+
+def pytest_report_collectionfinish(config, start_path, items):
+    """Say at the start which optional tools are missing and how many tests that skips."""
+    lines = []
+    for marker, count in sorted(config.stash.get(MISSING, Counter()).items()):
+        what, _, how = OPTIONAL_TOOLS[marker]
+        lines.append(f"missing {what}: {count} test(s) will be skipped; install: {how}")
+    return lines
 
 
 @pytest.fixture(scope="session")

@@ -6,8 +6,10 @@ Usage:
 
 Each language is built into a staging copy of its last good output and swapped
 in only when Sphinx succeeds, so a failed or interrupted build leaves the
-previous site in place. Catalogs are checked with ``msgfmt -c`` before any
-Sphinx run. Examples execute once: Sphinx-Gallery skips an example whose
+previous site in place. A catalog gettext would reject stops the build before
+any Sphinx run; a translation that breaks its page (make check's content
+checks, run while the languages build) keeps its language from being
+published. Examples execute once: Sphinx-Gallery skips an example whose
 source is unchanged since it last ran, so the later languages reuse the first
 one's results. All languages start together; the others wait, fully loaded,
 until the first has run the examples, and are then built side by side,
@@ -29,6 +31,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -38,21 +41,34 @@ from languages import LANGUAGES, browser_tags, from_readthedocs, select  # noqa:
 
 ROOT = Path(__file__).resolve().parents[2]
 SPHINX_OPTS = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
+# Sphinx's progress lines, three languages at once, bury what matters: by
+# default it prints only warnings and errors, and this script says what it
+# builds, what it executes and where the pages are. VERBOSE=1 shows it all.
+QUIET = [] if os.environ.get("VERBOSE", "") not in ("", "0") else ["-q"]
 
 
-def check_catalogs(lang):
-    """Return True if every .po of *lang* compiles; print msgfmt's file:line errors."""
-    ok = True
-    for po in sorted((ROOT / "locale" / lang / "LC_MESSAGES").rglob("*.po")):
-        result = subprocess.run(
-            ["msgfmt", "-c", "-o", os.devnull, str(po)],
-            capture_output=True,
-            text=True,
-        )
-        if result.returncode != 0:
-            ok = False
-            sys.stderr.write(result.stderr)
-    return ok
+# What stops a translation from being published: a catalog gettext would reject
+# (checked before anything is built), and translations that break their page
+# (make check's content checks, run while the languages build). Out-of-date
+# catalogs and unfinished entries are published: their English shows.
+CONTENT_CHECKS = {"markup", "safety", "code", "script-mix"}
+
+
+def refused(langs, checks):
+    """Return the translations among *langs* whose catalogs fail *checks*, printing why.
+
+    Each problem is printed as ``file:line: [check] message``.
+    """
+    translations = [lang for lang in langs if lang != LANGUAGES[0].sphinx]
+    if not translations:
+        return []
+    from translation.run_checks import run_checks
+
+    problems = run_checks(translations, set(checks), ROOT / "locale")
+    for problem in problems:
+        print(problem, file=sys.stderr, flush=True)
+    return sorted({lang for lang in translations for p in problems
+                   if Path(p.path).resolve().is_relative_to(ROOT / "locale" / lang)})  # fmt: skip
 
 
 def input_digest(lang):
@@ -73,7 +89,7 @@ def sphinx_build(lang, outdir, doctrees, log=None, env=None):
     """Run sphinx-build for *lang*, its output to *log* if given; return its exit code."""
     cmd = [
         sys.executable, "-m", "sphinx", "-b", "html", "-c", str(ROOT / "conf"),
-        "-D", f"language={lang}", "-d", str(doctrees), *SPHINX_OPTS,
+        "-D", f"language={lang}", "-d", str(doctrees), *QUIET, *SPHINX_OPTS,
         str(ROOT / "docs"), str(outdir),
     ]  # fmt: skip
     sys.stdout.write(f"--- building {lang} ---\n")  # one write: builds run in threads
@@ -84,23 +100,31 @@ def sphinx_build(lang, outdir, doctrees, log=None, env=None):
         code = subprocess.run(
             cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
         ).returncode
-    print(f"--- {lang} ---\n" + Path(log).read_text("utf-8"), end="", flush=True)
+    said = Path(log).read_text("utf-8")
+    if said.strip():
+        print(f"--- {lang} ---\n" + said, end="", flush=True)
     return code
 
 
-def build_atomically(lang, final, doctrees, log=None, env=None):
-    """Build *lang* into a staging copy of *final* and swap it in on success."""
+def build_atomically(lang, final, doctrees, log=None, env=None, publishable=lambda: True):
+    """Build *lang* into a staging copy of *final* and swap it in on success.
+
+    ``publishable()`` is asked after Sphinx succeeded; False keeps the last good site.
+    """
     staging = final.with_name(f".{final.name}.staging")
     old = final.with_name(f".{final.name}.old")
     for leftover in (staging, old):
         shutil.rmtree(leftover, ignore_errors=True)
     if final.is_dir():
         shutil.copytree(final, staging, symlinks=True)  # keeps mtimes: incremental
-    if sphinx_build(lang, staging, doctrees, log, env) != 0:
+    built = sphinx_build(lang, staging, doctrees, log, env) == 0
+    if not (built and publishable()):
         shutil.rmtree(staging, ignore_errors=True)
         # The environment may say pages are current that were never published.
         (doctrees / "environment.pickle").unlink(missing_ok=True)
-        print(f"error: {lang} build failed; {final} was left as it was", file=sys.stderr)
+        why = "build failed" if not built else "catalogs have the problems listed above"
+        print(f"error: {lang} not published ({why}); {final} was left as it was",
+              file=sys.stderr)  # fmt: skip
         return False
     if final.exists():
         final.rename(old)
@@ -133,11 +157,6 @@ def build_local(langs):
     """Build *langs* (default: all) into _build/html/<lang>/ plus the root index."""
     langs = select(langs)
     outdir = ROOT / "_build" / "html"
-    bad = [lang for lang in langs if lang != "en" and not check_catalogs(lang)]
-    if bad:
-        print(f"error: broken catalogs for {', '.join(bad)}; nothing was built",
-              file=sys.stderr)
-        return 1
     outdir.mkdir(parents=True, exist_ok=True)
     stamps = ROOT / "_build" / "stamps"
     stamps.mkdir(parents=True, exist_ok=True)
@@ -150,13 +169,24 @@ def build_local(langs):
         else:
             stamp.unlink(missing_ok=True)
             todo.append((lang, stamp, digest))
+    # Only what will be rebuilt: the others' catalogs passed at their last build.
+    broken = refused([lang for lang, _, _ in todo], {"syntax"})
+    if broken:
+        print(f"error: the catalogs of {', '.join(broken)} cannot be read (see above);"
+              " nothing was built", file=sys.stderr)  # fmt: skip
+        return 1
 
     def build(lang, stamp, digest, log=None, env=None):
+        start = time.monotonic()
         ok = build_atomically(
-            lang, outdir / lang, ROOT / "_build" / "doctrees" / lang, log, env
-        )
+            lang, outdir / lang, ROOT / "_build" / "doctrees" / lang, log, env,
+            publishable=lambda: lang not in checked.result(),
+        )  # fmt: skip
         if ok:
             stamp.write_text(digest)
+            page = os.path.relpath(outdir / lang / "index.html")
+            print(f"--- {lang}: published in {time.monotonic() - start:.0f} s: {page} ---",
+                  flush=True)  # fmt: skip
         return ok
 
     if not todo:
@@ -166,11 +196,20 @@ def build_local(langs):
     # the extensions while the first one executes the changed examples. They
     # wait (example_guard.wait_for_examples) until the first has run them all
     # and touched READY, then reuse the results, each logging to its own file.
+    examples, gallery = ROOT / "examples", ROOT / "docs" / "auto_examples"
+    from sphinxext.gallery_reuse import stale_examples  # imports Sphinx: only now
+
+    changed = stale_examples(examples, gallery)
+    said = f"--- {todo[0][0]} executes {len(changed)} example(s)"
+    said += f": {', '.join(changed)}" if changed else ""
+    said += "; the other languages reuse its results" if len(todo) > 1 else ""
+    print(said + " ---", flush=True)
     ready = stamps / "gallery.ready"
     failed = stamps / "gallery.ready.failed"
     for marker in (ready, failed):
         marker.unlink(missing_ok=True)
-    with ThreadPoolExecutor(max_workers=len(todo)) as pool:
+    with ThreadPoolExecutor(max_workers=len(todo) + 1) as pool:
+        checked = pool.submit(refused, [lang for lang, _, _ in todo], CONTENT_CHECKS)
         lead = pool.submit(build, *todo[0], None, {**os.environ, "DP_GALLERY_READY": str(ready)})
         follow = {**os.environ, "DP_GALLERY_WAIT": str(ready)}
         jobs = [pool.submit(build, *job, stamps / f"{job[0]}.log", follow) for job in todo[1:]]
@@ -179,6 +218,9 @@ def build_local(langs):
         results = [lead.result()] + [job.result() for job in jobs]
     for marker in (ready, failed):
         marker.unlink(missing_ok=True)
+    if checked.result():
+        print(f"`make check LANGUAGES=\"{' '.join(checked.result())}\"` lists the problems"
+              " that kept them from being published", file=sys.stderr)  # fmt: skip
     if not all(results):
         return 1
     write_root_index(outdir)
@@ -196,7 +238,7 @@ def build_readthedocs():
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    if lang != "en" and not check_catalogs(lang):
+    if refused([lang], {"syntax"} | CONTENT_CHECKS):
         return 1
     output.mkdir(parents=True, exist_ok=True)
     ok = build_atomically(lang, output / "html", ROOT / "_build" / "doctrees" / f"rtd-{lang}")
