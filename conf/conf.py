@@ -36,6 +36,7 @@ extensions = [
     "sphinxext.example_guard",
     "sphinxext.gallery_reuse",
     "sphinxext.reproducible_zips",
+    "sphinxext.provenance",
     "sphinxext.bilingual",
     "sphinxext.chinese_search",
     "sphinxext.translation_status",
@@ -103,7 +104,9 @@ sphinx_gallery_conf = {
     "filename_pattern": r"/plot_",
     "within_subsection_order": "FileNameSortKey",
     "image_scrapers": ("matplotlib",),
-    "reset_modules": ("matplotlib", "sphinxext.example_guard.arm_timeout"),
+    "reset_modules": (
+        "matplotlib", "sphinxext.example_guard.arm_timeout", "sphinxext.provenance.record",
+    ),  # fmt: skip
     "reset_modules_order": "both",
     # Run times change on every build; they must never become msgids.
     "min_reported_time": float("inf"),

@@ -386,9 +386,9 @@ def _as_rank(rank, world_size, ports, results, target, args):
 
 # %%
 # The last helper runs the tutorial's training in ``world_size`` processes.
-# It first sums up what the processes reported (how many samples each one
-# got, how many of those were repeats, and the global batch of each step),
-# then prints every process's lines.
+# It first says how many processes ran and where, then sums up what they
+# reported (how many samples each one got, how many of those were repeats,
+# and the global batch of each step), then prints every process's lines.
 
 runs = {}
 
@@ -397,6 +397,7 @@ def run_with(world_size):
     """Train on ``world_size`` CPU processes; sum up, then print their lines."""
     args = (per_process_batch_size(world_size), False)  # False: no GPU
     reports = launch(world_size, run_rank, args)
+    print(f"# {world_size} process{'es' if world_size > 1 else ''} on the CPU (gloo)")
     done = [value for _, value in reports]
     counts = [len(d["samples"]) for d in done]
     distinct = len({sample for d in done for sample in d["samples"]})
