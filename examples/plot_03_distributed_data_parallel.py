@@ -439,6 +439,34 @@ if __name__ == "__main__":
         print(f"epoch {epoch}, set_epoch({epoch}): {list(sampler)[:8]} ...")
 
 # %%
+# The same rule as a picture: the position of each sample in the shuffled
+# order, coloured by the process that gets it, for 2, 3 and 8 processes.
+# The hatched positions after the 100th are the repeated samples that make
+# the shares equal.
+
+try:
+    import matplotlib.pyplot as plt
+except ImportError:
+    plt = None
+    print("matplotlib is not installed, so the figure is skipped.")
+
+if __name__ == "__main__" and plt is not None:
+    fig, ax = plt.subplots(figsize=(6.4, 2.4), layout="constrained")
+    colours = plt.get_cmap("tab10").colors
+    sizes = (2, 3, 8)
+    for row, world_size in enumerate(sizes):
+        total = len(DistributedSampler(dataset, num_replicas=world_size, rank=0)) * world_size
+        for position in range(total):
+            repeated = position >= len(dataset)
+            ax.barh(row, 1, left=position, color=colours[position % world_size],
+                    hatch="////" if repeated else None, edgecolor="white", linewidth=0.3)  # fmt: skip
+    ax.set_yticks(range(len(sizes)), [f"{n} processes" for n in sizes])
+    ax.invert_yaxis()
+    ax.set_xlabel("position in the shuffled order (hatched: repeated)")
+    ax.set_title("Which process gets each sample")
+    plt.show()
+
+# %%
 # Without ``set_epoch`` every epoch repeats the same order.
 #
 # When one process has an extra batch
