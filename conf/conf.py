@@ -37,6 +37,8 @@ extensions = [
     "sphinxext.gallery_reuse",
     "sphinxext.reproducible_zips",
     "sphinxext.bilingual",
+    "sphinxext.translation_safety",  # translations add words, never markup or script
+    "sphinxext.content_security_policy",
     "sphinxext.chinese_search",
     "sphinxext.translation_status",
     "sphinxext.navigation_refresh",
