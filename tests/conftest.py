@@ -1,5 +1,6 @@
 """Shared fixtures: one full build of the site for every end-to-end test."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,11 @@ sys.path.insert(0, str(ROOT / "conf"))
 
 from build.checkout_lock import acquire  # noqa: E402
 from languages import LANGUAGES  # noqa: E402
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]  # fmt: skip
 
 
 def pytest_configure(config):
@@ -40,3 +46,18 @@ def languages():
     """The site's languages."""
     return LANGUAGES
 
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium for the session (Playwright allows one sync driver at a time)."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM} (set CHROMIUM=path)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+        )
+        yield chromium
+        chromium.close()

@@ -28,8 +28,6 @@ from build.project_copy import copy_project  # conf/ is on sys.path (conftest)
 TESTS = Path(__file__).resolve().parent
 FIXTURE = TESTS / "roots" / "translation-safety"
 ENV = {**os.environ, "PYTHONPATH": str(TESTS.parent / "conf")}
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 SHOTS = TESTS.parent / "_build" / "screenshots"
 SECRET = "TOP-SECRET-7f3c"  # in secret.txt beside the fixture's pages: must never be published
 TUTORIAL = "auto_examples/plot_01_dataparallel.html"
@@ -228,19 +226,6 @@ def tree_digest(folder):
     return digest.hexdigest()
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    """One headless Chromium for this module."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM} (set CHROMIUM=path)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield browser
-        browser.close()
-
-
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
     """Static files, without a log line per request."""
 
@@ -279,12 +264,12 @@ SCRIPTED = """() => [...document.querySelectorAll("*")].flatMap((el) => [...el.a
 
 
 @pytest.fixture
-def visit(chromium):
+def visit(browser):
     """Return ``visit(url, shot=None, route=None)``: the settled page and its dialogs."""
     contexts = []
 
     def visit(url, shot=None, route=None):
-        context = chromium.new_context(viewport={"width": 1280, "height": 900})
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
         contexts.append(context)
         context.add_init_script(WATCH)
         page = context.new_page()
