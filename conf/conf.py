@@ -38,6 +38,8 @@ extensions = [
     "sphinxext.reproducible_zips",
     "sphinxext.provenance",
     "sphinxext.bilingual",
+    "sphinxext.translation_safety",  # translations add words, never markup or script
+    "sphinxext.content_security_policy",
     "sphinxext.chinese_search",
     "sphinxext.translation_status",
     "sphinxext.navigation_refresh",

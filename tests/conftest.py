@@ -22,6 +22,9 @@ from languages import LANGUAGES  # noqa: E402
 
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]  # fmt: skip
 OPTIONAL_TOOLS = {
     # marker: (what, installed?, how to install it)
     "browser": (f"Chromium ({CHROMIUM})", lambda: Path(CHROMIUM).exists(),
@@ -86,3 +89,17 @@ def languages():
     """The site's languages."""
     return LANGUAGES
 
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium for the session (Playwright allows one sync driver at a time)."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM} (set CHROMIUM=path)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+        )
+        yield chromium
+        chromium.close()

@@ -19,8 +19,6 @@ pytestmark = pytest.mark.browser  # skipped, and said at the start, without Chro
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "_build" / "screenshots"
-ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]  # fmt: skip
 TUTORIAL = "auto_examples/plot_01_dataparallel.html"
 LANGS = ["en", "zh_CN", "zh_TW"]
 HTML_LANG = {"en": "en", "zh_CN": "zh-CN", "zh_TW": "zh-TW"}
@@ -56,17 +54,6 @@ def base_url(site):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}/"
     server.shutdown()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    """One headless Chromium for the session."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
