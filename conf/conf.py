@@ -41,6 +41,7 @@ extensions = [
     "sphinxext.translation_status",
     "sphinxext.navigation_refresh",
     "sphinxext.theme_strings",
+    "sphinxext.caption_levels",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
