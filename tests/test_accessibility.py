@@ -148,6 +148,11 @@ FOCUS_RING = """() => {
 }"""
 
 
+def assert_focus_ring(page):
+    """Wait up to 2 s (copy buttons fade in) for the focused element's ring."""
+    page.wait_for_function(FOCUS_RING, timeout=2_000)
+
+
 def focused(page, attribute=None):
     """The focused element's outer HTML start, or one of its attributes."""
     if attribute:
@@ -174,7 +179,8 @@ def test_language_switcher_works_from_the_keyboard(open_page, base_url):
     tab_until(page, "article *")
     # The switcher is the first stop in the article, before any of its text.
     assert page.evaluate("document.activeElement.matches('.language-switcher a')")
-    assert focused(page, "hreflang") == "en" and page.evaluate(FOCUS_RING)
+    assert focused(page, "hreflang") == "en"
+    assert_focus_ring(page)
     shot(page.locator(".language-switcher"), "keyboard-switcher-focus-zh_TW")
     page.keyboard.press("Tab")
     assert focused(page, "hreflang") == "zh-CN"
@@ -200,13 +206,13 @@ def test_gpu_tabs_follow_the_wai_aria_tabs_pattern(open_page, base_url):
     # Only the selected tab is in the Tab order; Tab reaches it, then its panel.
     tab_until(page, "[role=tab]", limit=200)
     assert selected() == 0 and focused(page, "aria-selected") == "true"
-    assert page.evaluate(FOCUS_RING)
+    assert_focus_ring(page)
     for key, expected in [("ArrowRight", 1), ("ArrowRight", 2), ("End", 3), ("ArrowRight", 0),
                           ("ArrowLeft", 3), ("Home", 0), ("ArrowLeft", 3)]:  # fmt: skip
         page.keyboard.press(key)
         assert selected() == expected and focused(page, "role") == "tab", key
         assert focused(page, "id") == visible_panel()
-        assert page.evaluate(FOCUS_RING)
+        assert_focus_ring(page)
     # The arrows moved between tabs; they did not turn the page (navigation_with_keys).
     assert page.url == base_url + f"en/{TUTORIAL}"
     output = page.locator(".gpu-tab-set").first.get_by_role("tabpanel").locator(".sphx-glr-script-out pre")
@@ -224,7 +230,7 @@ def test_bilingual_toggle_works_from_the_keyboard(open_page, base_url):
     english = page.locator("article p.bilingual-en").first
     assert english.is_hidden()
     tab_until(page, "#bilingual-toggle")
-    assert page.evaluate(FOCUS_RING)
+    assert_focus_ring(page)
     page.keyboard.press("Space")
     assert english.is_visible() and english.get_attribute("lang") == "en"
     shot(page.locator(".language-switcher"), "keyboard-bilingual-toggle-zh_CN")
@@ -237,7 +243,7 @@ def test_copy_buttons_work_from_the_keyboard(open_page, base_url, lang):
     page = open_page(base_url + f"{lang}/{TUTORIAL}")
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base_url)
     tab_until(page, "button.copybtn", limit=200)
-    assert page.evaluate(FOCUS_RING)  # visible and ringed, though the mouse is elsewhere
+    assert_focus_ring(page)  # visible and ringed, though the mouse is elsewhere
     label = focused(page, "aria-label")
     expected = "Copy to clipboard" if lang == "en" else sphinx_po(lang).find("Copy to clipboard").msgstr
     assert label == expected
@@ -265,3 +271,20 @@ def test_tab_order_is_the_reading_order(open_page, base_url):
         assert after[0] >= before[0] - 1 and (not same_line or after[1] >= before[1] - 1), (
             f"focus went back up or left:\n  {what_before}\n  then {what}"
         )
+
+
+def test_chinese_pages_mark_english_code_but_not_its_labels(open_page, base_url):
+    page = open_page(base_url + f"zh_TW/{TUTORIAL}")
+    blocks = page.locator('article div[class*="highlight-"] pre')
+    assert blocks.count() > 10
+    assert set(blocks.evaluate_all("pres => pres.map(p => p.lang)")) == {"en"}
+    # The "Out:" label and the copy buttons around the code keep the page's language.
+    around = page.evaluate(
+        "[...document.querySelectorAll('.sphx-glr-script-out, button.copybtn')]"
+        ".map(el => el.closest('[lang]').lang)"
+    )
+    assert set(around) == {"zh-TW"}
+    # A block with Chinese in it (a catalog entry) is not English.
+    guide = open_page(base_url + "zh_TW/translating.html")
+    po_block = guide.locator("article pre", has_text="msgstr").first
+    assert "本站" in po_block.inner_text() and po_block.get_attribute("lang") is None

@@ -16,6 +16,10 @@
  * 3. sphinx-copybutton labels its buttons in English on the zh_TW site (it has
  *    no zh-TW strings): give every button the translated label that page.html
  *    puts in --label-copy.
+ * 4. On the Chinese sites, code and its output are English (they never go
+ *    through a catalog): lang="en" on each <pre> without Chinese in it. Not
+ *    on the block around it, whose "Out:" label and copy button are in the
+ *    page's language.
  */
 (() => {
   // With navigation_with_keys (conf.py), Sphinx's doctools.js turns the page on
@@ -98,11 +102,19 @@
     document.querySelectorAll("button.copybtn").forEach((button) => button.setAttribute("aria-label", label));
   };
 
+  const englishCode = () => {
+    if (document.documentElement.lang === "en") return;
+    document.querySelectorAll('article div[class*="highlight-"] pre').forEach((pre) => {
+      if (!/[\u3400-\u9fff]/.test(pre.textContent)) pre.lang = "en";
+    });
+  };
+
   const run = () => {
     document.querySelectorAll(".sd-tab-set").forEach(tabSet);
     scrollableCode();
     // copybutton.js adds its buttons on DOMContentLoaded; this file loads after it.
     copyButtonLabels();
+    englishCode();
   };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", run);
   else run();
