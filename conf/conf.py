@@ -44,6 +44,7 @@ extensions = [
     "sphinxext.translation_status",
     "sphinxext.navigation_refresh",
     "sphinxext.theme_strings",
+    "sphinxext.caption_levels",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -72,7 +73,7 @@ html_theme = "furo"
 html_title = project
 html_static_path = ["_static"]
 html_css_files = ["site.css"]
-html_js_files = ["bilingual.js", "search_summary.js"]
+html_js_files = ["bilingual.js", "search_summary.js", "accessibility.js"]
 html_copy_source = False
 html_show_sourcelink = False
 html_last_updated_fmt = None

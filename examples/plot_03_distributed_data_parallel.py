@@ -650,9 +650,10 @@ if __name__ == "__main__":
 #
 # .. list-table::
 #    :header-rows: 1
+#    :stub-columns: 1
 #    :widths: 22 39 39
 #
-#    * -
+#    * - Aspect
 #      - ``nn.DataParallel``
 #      - ``DistributedDataParallel``
 #    * - Processes

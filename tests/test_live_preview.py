@@ -101,6 +101,7 @@ def test_a_tutorial_catalog_edit_reaches_the_preview(preview):
     assert '"ok": true' in status
 
 
+@pytest.mark.browser
 def test_the_open_page_reloads_itself_under_the_sites_policy(preview, browser):
     project, base = preview
     context = browser.new_context()

@@ -302,6 +302,7 @@ def inject(po, msgid, append=None, replace=None):
     catalog.save()
 
 
+@pytest.mark.browser
 def test_make_html_refuses_the_issues_attacks_and_a_preview_runs_none(site, tmp_path, visit, serve):
     project = copy_project(tmp_path / "project")
     shutil.copytree(site / "zh_TW", project / "_build" / "html" / "zh_TW")
@@ -348,6 +349,7 @@ def test_make_html_refuses_the_issues_attacks_and_a_preview_runs_none(site, tmp_
     assert page.inner_text(".sidebar-brand-text") == title and page.title() == title
 
 
+@pytest.mark.browser
 def test_site_scripts_run_under_its_content_security_policy(site, visit, serve):
     root = serve(site)
     for path in (f"zh_TW/{TUTORIAL}", "zh_CN/index.html", "en/search.html?q=DataParallel",
@@ -361,6 +363,7 @@ def test_site_scripts_run_under_its_content_security_policy(site, visit, serve):
             page.locator("#search-results ul.search li a").first.wait_for(timeout=15_000)
 
 
+@pytest.mark.browser
 def test_content_security_policy_stops_script_that_got_into_a_page(site, visit, serve):
     root = serve(site)
     html = (site / "zh_TW" / "index.html").read_text("utf-8")
