@@ -46,6 +46,10 @@ NAMES = ("Read the Docs", "Jupyter Notebook", "Python", "Sphinx", "Furo", "Poedi
 # Everything the reader sees or hears, as (where, text) pairs.
 COLLECT = """() => {
   const found = [];
+  // Sphinx's search marks the query's words in the results with spans, splitting
+  // "nn.DataParallel" into "nn." and "DataParallel": read them whole.
+  document.querySelectorAll("span.highlighted").forEach((span) => span.replaceWith(...span.childNodes));
+  document.body.normalize();
   const skip = "code, pre, kbd, samp, script, style, .sphx-glr-script-out, [hreflang], #search-results .context";
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
