@@ -21,7 +21,7 @@ export SPHINXOPTS
 export DP_COMMAND := make $(or $(MAKECMDGOALS),help)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv html gettext update-po prune-po stat review check seed-zh_TW \
+.PHONY: help venv html pdf epub gettext update-po prune-po stat review check seed-zh_TW \
         livehtml test bench stress clean
 
 help: ## List the targets
@@ -37,6 +37,12 @@ venv: $(VENV)/.installed ## Create .venv from requirements.txt (done by every ta
 
 html: $(VENV)/.installed ## Build LANGUAGES (default: all) into _build/html/<lang>/
 	$(PY) conf/build/build_site.py html $(LANGUAGES)
+
+pdf: html ## Build LANGUAGES' PDF into _build/pdf/<lang>/ (after html; runs no example)
+	$(PY) conf/build/build_offline.py pdf $(LANGUAGES)
+
+epub: html ## Build LANGUAGES' EPUB into _build/epub/<lang>/ (after html; runs no example)
+	$(PY) conf/build/build_offline.py epub $(LANGUAGES)
 
 gettext: $(VENV)/.installed ## Extract the English messages into _build/gettext/**.pot
 	$(PY) -m sphinx -b gettext -c conf $(SPHINXOPTS) -d _build/doctrees/gettext \

@@ -69,14 +69,14 @@ def input_digest(lang):
     return digest.hexdigest()
 
 
-def sphinx_build(lang, outdir, doctrees, log=None, env=None):
+def sphinx_build(lang, outdir, doctrees, log=None, env=None, builder="html"):
     """Run sphinx-build for *lang*, its output to *log* if given; return its exit code."""
     cmd = [
-        sys.executable, "-m", "sphinx", "-b", "html", "-c", str(ROOT / "conf"),
+        sys.executable, "-m", "sphinx", "-b", builder, "-c", str(ROOT / "conf"),
         "-D", f"language={lang}", "-d", str(doctrees), *SPHINX_OPTS,
         str(ROOT / "docs"), str(outdir),
     ]  # fmt: skip
-    sys.stdout.write(f"--- building {lang} ---\n")  # one write: builds run in threads
+    sys.stdout.write(f"--- building {lang} ({builder}) ---\n")  # one write: builds run in threads
     sys.stdout.flush()
     if log is None:
         return subprocess.run(cmd, cwd=ROOT, env=env).returncode
