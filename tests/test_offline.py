@@ -149,7 +149,8 @@ def test_pdf_has_the_translated_titles_and_interface(offline, site, lang):
         for title in page_titles(site, "en")[:3]:
             assert squeeze(title) not in text, title
     info = subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True).stdout
-    assert re.search(r"^Title:\s+" + re.escape(page_title(site, lang, "index")) + "$", info, re.M), info
+    home = re.escape(page_title(site, lang, "index"))
+    assert re.search(rf"^Title:\s+{home}$", info, re.M), info
 
 
 @pytest.mark.parametrize("example", TABBED)
@@ -293,7 +294,7 @@ def test_epub_is_a_valid_package_with_the_titles(offline, site, lang):
         spine = [manifest[ref.get("idref")].get("href")
                  for ref in opf.iterfind(".//opf:spine/opf:itemref", NS)]  # fmt: skip
         pages = {href: epub.read(str(Path(base, href))).decode("utf-8") for href in spine}
-    text = squeeze(" ".join(BeautifulSoup(page, "html.parser").get_text(" ") for page in pages.values()))
+    text = squeeze(" ".join(BeautifulSoup(p, "html.parser").get_text(" ") for p in pages.values()))
     for title in page_titles(site, lang.sphinx):
         assert squeeze(title) in text, title
         assert squeeze(title) in squeeze(BeautifulSoup(nav_text, "html.parser").get_text(" "))

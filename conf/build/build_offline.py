@@ -29,9 +29,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
-from build.build_site import check_catalogs, input_digest, sphinx_build  # noqa: E402
+from build.build_site import (  # noqa: E402
+    check_catalogs, input_digest, readthedocs_target, sphinx_build,
+)
 from build.checkout_lock import held  # noqa: E402
-from languages import from_readthedocs, select  # noqa: E402
+from languages import select  # noqa: E402
 from sphinxext.gallery_reuse import WAIT, outdated_gallery  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,15 +131,13 @@ def build_one(fmt, lang, dest, work):
         # The environment may say pages are current that were never written out.
         (doctrees / "environment.pickle").unlink(missing_ok=True)
         raise BuildError(f"Sphinx's {builder} build failed")
+    suffix = ".tex" if fmt == "pdf" else ".epub"
+    made = sorted(outdir.glob("*" + suffix))
+    if len(made) != 1:
+        raise BuildError(f"expected one {suffix} file in {outdir}, found {len(made)}")
     if fmt == "pdf":
-        tex = [p for p in outdir.glob("*.tex")]
-        if len(tex) != 1:
-            raise BuildError(f"expected one .tex file in {outdir}, found {len(tex)}")
-        run_latexmk(outdir, tex[0].stem)
-        built = tex[0].with_suffix(".pdf")
-    else:
-        built = next(outdir.glob("*.epub"))
-    return publish(built, dest)
+        run_latexmk(outdir, made[0].stem)
+    return publish(made[0].with_suffix("." + fmt), dest)
 
 
 def report(path, started):
@@ -161,7 +161,8 @@ def build_local(fmt, langs):
     for lang in langs:
         dest, stamp = ROOT / "_build" / fmt / lang, stamps / f"{fmt}-{lang}.sha256"
         digest = input_digest(lang)
-        if dest.is_dir() and any(dest.iterdir()) and stamp.is_file() and stamp.read_text() == digest:
+        built = dest.is_dir() and any(dest.iterdir())
+        if built and stamp.is_file() and stamp.read_text() == digest:
             print(f"--- {lang} {fmt}: nothing changed since the last build ---")
             continue
         stamp.unlink(missing_ok=True)
@@ -178,17 +179,13 @@ def build_local(fmt, langs):
 
 def build_readthedocs():
     """Build this Read the Docs project's PDF and EPUB into $READTHEDOCS_OUTPUT/pdf and epub."""
-    try:
-        lang = from_readthedocs(os.environ["READTHEDOCS_LANGUAGE"])
-        output = Path(os.environ["READTHEDOCS_OUTPUT"]).resolve()
-    except KeyError as missing:
-        print(f"error: {missing} is not set; is this Read the Docs?", file=sys.stderr)
-        return 2
+    lang, output = readthedocs_target()  # ValueError: exit code 2
+    if lang != "en" and not check_catalogs(lang):
+        return 1
     check_gallery()
     for fmt in BUILDERS:
         started = time.monotonic()
-        work = ROOT / "_build" / "offline" / "rtd"
-        report(build_one(fmt, lang, output / fmt, work), started)
+        report(build_one(fmt, lang, output / fmt, ROOT / "_build" / "offline" / "rtd"), started)
     return 0
 
 

@@ -185,14 +185,19 @@ def build_local(langs):
     return 0
 
 
+def readthedocs_target():
+    """Return this Read the Docs build's Sphinx language and output folder; ValueError if none."""
+    try:
+        lang = from_readthedocs(os.environ["READTHEDOCS_LANGUAGE"])
+        return lang, Path(os.environ["READTHEDOCS_OUTPUT"]).resolve()
+    except KeyError as missing:
+        raise ValueError(f"{missing} is not set; is this Read the Docs?") from None
+
+
 def build_readthedocs():
     """Build the language of this Read the Docs project into $READTHEDOCS_OUTPUT/html."""
     try:
-        lang = from_readthedocs(os.environ["READTHEDOCS_LANGUAGE"])
-        output = Path(os.environ["READTHEDOCS_OUTPUT"]).resolve()
-    except KeyError as missing:
-        print(f"error: {missing} is not set; is this Read the Docs?", file=sys.stderr)
-        return 2
+        lang, output = readthedocs_target()
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -8,7 +8,8 @@ gallery is ready, and then only read it: Sphinx-Gallery's generation step is
 switched off in them, so no two processes ever write the same generated file
 (two followers regenerating the gallery's index at once used to remove each
 other's ``index.rst.new``). A follower checks that every example's page is
-there and was made from the current source, and fails otherwise.
+there and was made from the current source, and fails otherwise. The PDF and
+EPUB builds (``build_offline.py``) are followers of the last HTML build.
 
 It also skips importing matplotlib in a build that will execute no example:
 Sphinx-Gallery imports ``matplotlib.pyplot`` in every build, even when

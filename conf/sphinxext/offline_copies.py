@@ -27,8 +27,6 @@ CJK_FONTS = r"""
 \setCJKsansfont{Noto Sans CJK %(region)s}
 \setCJKmonofont{Noto Sans Mono CJK %(region)s}
 """
-
-
 # Sphinx-Gallery's download buttons, and its note "Go to the end to download ...".
 WEB_ONLY = ("sphx-glr-footer", "sphx-glr-download-link-note")
 
@@ -53,7 +51,7 @@ def note_builder(app):
 
 
 def file_stem(config):
-    """The offline copies' file name without extension, e.g. ``data-parallelism-in-pytorch-zh_CN``."""
+    """The offline copies' file name without extension: ``<offline_basename>-<language>``."""
     return f"{config.offline_basename}-{config.language}"
 
 
@@ -97,7 +95,8 @@ def translated_title(app, env):
     elif app.builder.name == "latex":  # read when writing starts, after this event
         escaped = texescape.escape(title.astext(), app.config.latex_engine)
         app.config.latex_documents = [
-            (doc, target, escaped, *rest) for doc, target, _, *rest in app.config.latex_documents
+            (doc, target, escaped, *rest)
+            for doc, target, _old_title, *rest in app.config.latex_documents
         ]
 
 
@@ -110,7 +109,7 @@ def label_outputs(app, doctree, docname):
         return
     for block in list(doctree.findall(nodes.literal_block)):
         if "sphx-glr-script-out" in block["classes"]:
-            label = nodes.paragraph("", "", nodes.emphasis(text=_("Out:")), classes=["output-label"])
+            label = nodes.paragraph("", "", nodes.emphasis(text=_("Out:")))
             block.parent.insert(block.parent.index(block), label)
 
 
@@ -133,12 +132,13 @@ def add_download_links(app, pagename, templatename, context, doctree):
         return
     stem, lang = file_stem(app.config), by_sphinx_code(app.config.language)
     version = os.environ.get("READTHEDOCS_VERSION")
-    if version:  # where Read the Docs serves a project's downloads
-        links = [(fmt.upper(), f"/_/downloads/{lang.rtd}/{version}/{fmt}/") for fmt in ("pdf", "epub")]
-    else:  # _build/html/<lang>/<page>.html -> _build/<fmt>/<lang>/<stem>.<fmt>
-        up = "../" * (pagename.count("/") + 2)
-        links = [(fmt.upper(), f"{up}{fmt}/{lang.sphinx}/{stem}.{fmt}") for fmt in ("pdf", "epub")]
-    context["offline_downloads"] = links
+    up = "../" * (pagename.count("/") + 2)  # _build/html/<lang>/<page>.html -> _build/
+    context["offline_downloads"] = [
+        # Where Read the Docs serves a version's downloads, or the local build's file.
+        (fmt.upper(), f"/_/downloads/{lang.rtd}/{version}/{fmt}/" if version
+         else f"{up}{fmt}/{lang.sphinx}/{stem}.{fmt}")
+        for fmt in ("pdf", "epub")
+    ]  # fmt: skip
 
 
 def setup(app):
