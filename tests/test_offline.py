@@ -5,6 +5,7 @@ never from a copy of an earlier run: the page titles each language's site
 shows, and the output lines the 8-GPU (8-process) runs printed.
 """
 
+import functools
 import hashlib
 import re
 import shutil
@@ -80,8 +81,9 @@ def squeeze(text):
     return re.sub(r"\s+", "", text)
 
 
+@functools.cache
 def pdf_text(path):
-    """The PDF's text, pages separated by form feeds."""
+    """The PDF's text, pages separated by form feeds (read once per file)."""
     return subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True,
                           check=True).stdout  # fmt: skip
 
