@@ -5,12 +5,13 @@ In a translated build, :class:`KeepEnglish` runs before Sphinx's i18n
 translatable paragraph and section title (a title's copy is a paragraph).
 After translation, :class:`DropNeedlessCopies` removes the copies whose
 original stayed English, and marks paragraphs whose catalog entry is fuzzy
-(fuzzy entries are not compiled, so only the ``.po`` knows), and counts
-the page's messages by the state of their entries for translation_notice.py. ``bilingual.js`` shows the
-copies when the reader ticks the toggle. :class:`MarkEnglish` marks what is
-still English (untranslated or fuzzy) as ``lang="en"``, so that a screen
-reader reads it in English. English builds, the gettext builder
-included, are left untouched, so copies never reach a ``.pot``.
+(fuzzy entries are not compiled, so only the ``.po`` knows), and counts the
+page's messages by the state of their entries for translation_notice.py.
+``bilingual.js`` shows the copies when the reader ticks the toggle.
+:class:`MarkEnglish` marks what is still English (untranslated or fuzzy) as
+``lang="en"``, so that a screen reader reads it in English. English builds,
+the gettext builder included, are left untouched, so copies never reach a
+``.pot``, and neither do the offline copies (PDF, EPUB).
 """
 
 from pathlib import Path
@@ -20,6 +21,8 @@ from docutils import nodes
 from sphinx.transforms import SphinxTransform
 from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import extract_messages
+
+from .offline_copies import is_offline
 
 COPY = "bilingual-en"
 # The document attribute that counts its messages: total, fuzzy, missing (no translation).
@@ -85,6 +88,8 @@ class KeepEnglish(SphinxTransform):
             "fuzzy": sum(1 for _, msg in messages if msg in fuzzy),
             "missing": sum(1 for _, msg in messages if msg not in fuzzy | translated),
         }
+        if is_offline(self.env):
+            return  # a PDF or EPUB has no toggle to hide the copies behind
         for node, msg in messages:
             is_title = isinstance(node, nodes.title) and isinstance(node.parent, nodes.section)
             if not (is_title or isinstance(node, nodes.paragraph)):
