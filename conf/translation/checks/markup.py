@@ -18,6 +18,8 @@ from .common import ERROR, error, warning
 from .parsing import PROSE_ROLES, is_xref, parse, written
 
 _CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
+# Code, not a word: snake_case, dotted.name, call(), CamelCase.
+_IDENTIFIER = re.compile(r"\w*(?:[_.]\w|\(\)|[a-z][A-Z])[\w.()]*")
 _WORD = re.compile(r"[A-Za-z_][\w.]*\w|[A-Za-z]")
 _ASCII_PUNCTUATION = str.maketrans({"。": ".", "、": ",", "「": "'", "」": "'"})
 _QUOTED = re.compile(r"(?<=['\"‘“「])([*`|]+)(?=['\"’”」])")
@@ -153,6 +155,10 @@ def literals(message, english, translated):
     def kept(old, new):
         return value(old) == value(new) or glossed(old, new)
 
+    for old, new in [(o, n) for o in english.literals for n in translated.literals]:
+        if glossed(old, new) and _IDENTIFIER.fullmatch(old):
+            yield warning(f"{tick(message.syntax)}{new}{tick(message.syntax)} is not the code "
+                          f"{old} any more: put the translation outside the literal", at=new)
     lost = [old for old in english.literals
             if not any(kept(old, new) for new in translated.literals)]  # fmt: skip
     added = [new for new in translated.literals if not marks_prose(new, english)

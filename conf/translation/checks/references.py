@@ -114,8 +114,8 @@ def links(message, english, translated):
 def names(english, translated):
     """Yield changed named links, substitutions, footnote and citation references."""
     kinds = (
-        ("refnames", "named link", f"{INCONSISTENT}: keep it as in the English, or end the "
-                                   "translation with #noqa"),
+        ("refnames", "link", f"{INCONSISTENT}: keep it as in the English, or end the "
+                             "translation with #noqa"),
         ("substitutions", "substitution", "keep |name| as in the English"),
         ("notes", "footnote or citation reference", INCONSISTENT),
     )  # fmt: skip
@@ -126,10 +126,16 @@ def names(english, translated):
             added.remove(name)  # "`文字<https://…>`_": one long link name
             yield error(f"no space before < in {name[:40]}…: the whole text becomes a link "
                         "name that leads nowhere; write `文字 <URL>`_", at=name[:12])  # fmt: skip
-        if attribute == "substitutions":
-            lost, added = [f"|{n}|" for n in lost], [f"|{n}|" for n in added]
-        if not lost and not added or lost and squeeze(lost[0]) in squeeze(translated.prose):
-            continue  # the same, or shown raw: markup says so
+        form = {"substitutions": "|{}|", "notes": "[{}]_"}.get(attribute, "{}")
+        lost, added = [form.format(n) for n in lost], [form.format(n) for n in added]
+        for name in [n for n in lost if squeeze(n) in squeeze(translated.prose)]:
+            lost.remove(name)  # shown as text; markup reports a lone | itself
+            if attribute != "substitutions":
+                yield error(f"{name} is shown as text, not as a {what}: it is glued to the text "
+                            "around it (put a space or \"\\ \" there), or has a space inside",
+                            at=name.strip("`_[]"))
+        if not lost and not added:
+            continue
         text = f"{what} {', '.join(lost) or '(none)'} becomes {', '.join(added) or '(none)'}"
         yield error(f"{text}: {fix}", at=added[0].strip("|") if added else "")
     more_links = max(0, len(translated.links) - len(english.links))  # a name read as a URI
