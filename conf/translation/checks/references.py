@@ -23,7 +23,10 @@ from .common import error, warning
 from .markup import pairs, squeeze
 from .parsing import EXPLICIT_TITLE, is_xref, parse, written
 
-_LANGUAGE = re.compile(r"[-_./]?(?<![a-z])(?:en|en[-_]us|zh|zh[-_](?:cn|tw|hans|hant)|cn|tw)(?![a-z])")
+# A language in a URL: zh.wikipedia.org, /zh-cn/, _ZH-CN.pdf.
+_LANGUAGE = re.compile(
+    r"[-_./]?(?<![a-z])(?:en|en[-_]us|zh|zh[-_](?:cn|tw|hans|hant)|cn|tw)(?![a-z])"
+)
 _NO_SPACE = re.compile(r"[^\s`]<[^>]*>`")  # `text<URI>`_
 INCONSISTENT = 'Sphinx warns "inconsistent references" (fails -W)'
 
