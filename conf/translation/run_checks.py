@@ -137,10 +137,11 @@ def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=G
     with tempfile.TemporaryDirectory(prefix="po-checks-") as workdir:
         if "out-of-sync" in selected:
             pot_dir = pot_dir or sync.extract_pots(workdir)
-            for lang in langs:
-                problems += sync.check(Path(pot_dir), locale_dir / lang / "LC_MESSAGES")
         project = Project(locale_dir, sources, pot_dir, default_syntax, glossary)
         for lang in langs:
+            if "out-of-sync" in selected:
+                problems += sync.check(Path(pot_dir), locale_dir / lang / "LC_MESSAGES",
+                                       project.load)  # fmt: skip
             for po_path in sorted((locale_dir / lang / "LC_MESSAGES").rglob("*.po")):
                 problems += check_catalog(po_path, lang, selected, project)
     return sorted(set(problems))
