@@ -16,12 +16,16 @@ PORT         ?= 8000
 RUNS         ?= 20
 LOAD         ?= 8
 SIDE_BY_SIDE ?= 1
-export SPHINXOPTS
+VERBOSE      ?=
+OUTPUTS      ?=
+SHARD        ?= 1/1
+OUT          ?= _build/outputs.tar.gz
+export SPHINXOPTS VERBOSE
 # Named in the "waiting for ..." message of a build that finds this one running.
 export DP_COMMAND := make $(or $(MAKECMDGOALS),help)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv html gettext update-po prune-po stat review check seed-zh_TW \
+.PHONY: help venv html pdf epub outputs gettext update-po prune-po stat review check seed-zh_TW \
         livehtml test bench stress clean
 
 help: ## List the targets
@@ -35,17 +39,30 @@ $(VENV)/.installed: requirements.txt
 
 venv: $(VENV)/.installed ## Create .venv from requirements.txt (done by every target)
 
-html: $(VENV)/.installed ## Build LANGUAGES (default: all) into _build/html/<lang>/
-	$(PY) conf/build/build_site.py html $(LANGUAGES)
+html: $(VENV)/.installed ## Build LANGUAGES (default: all) into _build/html/<lang>/; OUTPUTS= recordings to use; VERBOSE=1 shows Sphinx's progress
+	$(PY) conf/build/build_site.py html $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
+
+outputs: $(VENV)/.installed ## Execute the examples (SHARD=K/N for one shard) here and record their output into OUT
+	$(PY) conf/build/outputs.py record --shard $(SHARD) --out $(OUT)
+
+pdf: html ## Build LANGUAGES' PDF into _build/pdf/<lang>/ (after html; runs no example)
+	$(PY) conf/build/build_offline.py pdf $(LANGUAGES)
+
+epub: html ## Build LANGUAGES' EPUB into _build/epub/<lang>/ (after html; runs no example)
+	$(PY) conf/build/build_offline.py epub $(LANGUAGES)
 
 gettext: $(VENV)/.installed ## Extract the English messages into _build/gettext/**.pot
 	$(PY) -m sphinx -b gettext -c conf $(SPHINXOPTS) -d _build/doctrees/gettext \
 	  docs _build/gettext
 
-update-po: gettext ## Merge new English into LANGUAGES' catalogs, locale/<lang>/LC_MESSAGES/**.po
+update-po: $(VENV)/.installed ## Merge new English into LANGUAGES' catalogs, locale/<lang>/LC_MESSAGES/**.po (needs GNU gettext)
+	@$(PY) conf/translation/update_catalogs.py require-gettext "make update-po"
+	@$(MAKE) --no-print-directory gettext
 	$(PY) conf/translation/update_catalogs.py update _build/gettext $(LANGUAGES)
 
-prune-po: gettext ## Delete obsolete (#~) entries and catalogs of removed pages
+prune-po: $(VENV)/.installed ## Delete obsolete (#~) entries and catalogs of removed pages (needs GNU gettext)
+	@$(PY) conf/translation/update_catalogs.py require-gettext "make prune-po"
+	@$(MAKE) --no-print-directory gettext
 	$(PY) conf/translation/update_catalogs.py prune _build/gettext $(LANGUAGES)
 
 stat: $(VENV)/.installed ## Count translated, fuzzy and untranslated entries per catalog
@@ -57,7 +74,7 @@ review: $(VENV)/.installed ## List fuzzy and untranslated entries with old/new E
 check: $(VENV)/.installed ## Check LANGUAGES' catalogs; STRICT=0 reports unfinished entries without failing
 	$(PY) conf/translation/run_checks.py --strict=$(STRICT) $(LANGUAGES)
 
-seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC, marked fuzzy
+seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC, marked fuzzy (needs GNU gettext)
 	$(PY) conf/translation/seed_zh_tw.py
 
 livehtml: $(VENV)/.installed ## Live preview of one language (default zh_CN) at http://127.0.0.1:PORT (default 8000)

@@ -54,6 +54,7 @@ def test_no_build_time_detail_becomes_a_msgid(project_copy):
         assert "torch.Size" not in msgids, f"{name}: executed output became a msgid"
 
 
+@pytest.mark.gettext
 def test_update_po_twice_changes_nothing(project_copy):
     make(project_copy, "update-po")
     after_first = snapshot(project_copy / "locale", "*.po")
@@ -72,6 +73,7 @@ def test_committed_catalogs_cover_every_page(project_copy):
         assert pots <= catalogs, f"{lang}: run `make update-po`"
 
 
+@pytest.mark.gettext
 def test_new_catalog_header_is_not_fuzzy(project_copy):
     """The .pot header is fuzzy; a new catalog must not inherit that."""
     from translation.update_catalogs import merge

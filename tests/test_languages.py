@@ -57,6 +57,7 @@ def four_languages(site, tmp_path_factory):
     return project
 
 
+@pytest.mark.gettext
 def test_the_new_language_gets_catalogs_and_a_site(four_languages):
     project = four_languages
     english = sorted(p.relative_to(project / "locale" / "zh_CN") for p in
@@ -72,6 +73,7 @@ def test_the_new_language_gets_catalogs_and_a_site(four_languages):
     assert index.h1.get_text() == title
 
 
+@pytest.mark.gettext
 def test_every_page_links_four_languages(four_languages):
     html = four_languages / "_build" / "html"
     pages = sorted((html / "ja").rglob("*.html"))
@@ -90,6 +92,7 @@ def test_every_page_links_four_languages(four_languages):
     assert '["ja", "ja"]' in root  # a Japanese browser is sent to ja/
 
 
+@pytest.mark.gettext
 def test_stat_and_the_status_page_show_the_new_language(four_languages):
     stat = make(four_languages, "stat")
     assert re.search(r"^ja$", stat, re.MULTILINE)
@@ -99,6 +102,7 @@ def test_stat_and_the_status_page_show_the_new_language(four_languages):
     assert any("日本語" in caption for caption in captions), captions
 
 
+@pytest.mark.gettext
 def test_read_the_docs_builds_the_new_language(four_languages, tmp_path):
     env = outside_env(READTHEDOCS="True", READTHEDOCS_LANGUAGE="ja", READTHEDOCS_VERSION="latest",
                       READTHEDOCS_OUTPUT=str(tmp_path / "out"))  # fmt: skip

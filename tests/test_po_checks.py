@@ -392,15 +392,19 @@ def test_stat_counts_each_catalog_and_the_total(capsys):
     assert ["total", "1", "1", "1", "33%"] in rows
 
 
-def test_review_shows_old_and_new_english_of_fuzzy_entries(capsys):
+def test_review_shows_a_word_diff_of_fuzzy_entries_at_their_msgstr(capsys):
     bad = FIXTURES / "bad" / "completeness"
     po_path = bad / "zh_CN" / "LC_MESSAGES" / "page.po"
-    fuzzy, untranslated = (e.linenum for e in polib.pofile(str(po_path)) if not e.translated())
+    lines = po_path.read_text("utf-8").splitlines()
+    fuzzy, untranslated = (
+        next(n for n in range(e.linenum, len(lines) + 1) if lines[n - 1].startswith("msgstr"))
+        for e in polib.pofile(str(po_path)) if not e.translated()
+    )  # fmt: skip
     catalog_report.main(["review", "zh_CN", "--locale-dir", str(bad)])
     shown = os.path.relpath(po_path)
     assert capsys.readouterr().out == (
-        f"{shown}:{fuzzy}: fuzzy\n"
-        "  old English: Read the tutorials in order.\n"
+        f"{shown}:{fuzzy}: fuzzy (the English changed)\n"
+        "  change:      Read the tutorials in [-order.-] {+the order shown.+}\n"
         "  new English: Read the tutorials in the order shown.\n"
         "  translation: 请按顺序阅读教程。\n\n"
         f"{shown}:{untranslated}: untranslated\n"
@@ -409,6 +413,7 @@ def test_review_shows_old_and_new_english_of_fuzzy_entries(capsys):
     )
 
 
+@pytest.mark.gettext
 def test_seed_fills_empty_zh_tw_entries_as_fuzzy_and_only_once(tmp_path, capsys):
     shutil.copytree(FIXTURES / "good", tmp_path, dirs_exist_ok=True)
     cn_path = tmp_path / "zh_CN" / "LC_MESSAGES" / "page.po"
@@ -484,12 +489,23 @@ def test_status_page_counts_catalogs_and_rebuilds_when_one_changes(tmp_path):
 
 # -- end to end: a changed English sentence ---------------------------------------
 
-OLD = "Read the tutorials in order."
-NEW = "Read the tutorials in the order shown."
-TRANSLATIONS = {
-    "zh_CN": {"Who it is for": "本站适合谁", "paragraph": "请按顺序阅读教程。"},
-    "zh_TW": {"Who it is for": "本站適合誰", "paragraph": "請按順序閱讀教學。"},
-}
+ADDED = " This sentence was added by a test."
+
+
+def plain_paragraph(markdown):
+    """Return (first, last) line numbers (0-based) of the first plain paragraph of a page.
+
+    A plain paragraph is two or more lines of prose: no heading, list, fence or directive.
+    """
+    lines, block = markdown.splitlines(), []
+    for number, line in enumerate([*lines, ""]):
+        if line.strip() and not re.match(r"\s*(?:[#`:{<>*+|-]|\d+\.)", line):
+            block.append(number)
+            continue
+        if len(block) >= 2:
+            return block[0], block[-1]
+        block = []
+    pytest.fail("docs/index.md has no plain paragraph of two or more lines for this test")
 
 
 def make(repo, *targets):
@@ -512,44 +528,42 @@ def entries(po_path):
             for e in polib.pofile(str(po_path)) if not e.obsolete}  # fmt: skip
 
 
+@pytest.mark.gettext
 def test_changed_english_turns_exactly_its_entries_fuzzy(tmp_path, capsys):
     repo = copy_project(tmp_path / "repo")
     index_md = repo / "docs" / "index.md"
-    paragraph = next(e.msgid for e in polib.pofile(str(repo / "locale/zh_CN/LC_MESSAGES/index.po"))
-                     if e.msgid.startswith(OLD))  # fmt: skip
-    for lang, text in TRANSLATIONS.items():
-        po_path = repo / "locale" / lang / "LC_MESSAGES" / "index.po"
-        catalog = polib.pofile(str(po_path))
-        for entry in catalog:
-            entry.msgstr = text.get(entry.msgid, text["paragraph"] if entry.msgid == paragraph
-                                    else entry.msgstr)  # fmt: skip
-        save(catalog, po_path)
-    before = snapshot(repo)
+    lines = index_md.read_text("utf-8").splitlines()
+    first, last = plain_paragraph("\n".join(lines))
+    paragraph = " ".join(line.strip() for line in lines[first : last + 1])
+    langs = ["zh_CN", "zh_TW"]
     old_entries = {lang: entries(repo / "locale" / lang / "LC_MESSAGES" / "index.po")
-                   for lang in TRANSLATIONS}  # fmt: skip
+                   for lang in langs}  # fmt: skip
+    for lang in langs:
+        assert paragraph in old_entries[lang], f"{lang}: no entry for {paragraph!r}"
+        assert old_entries[lang][paragraph][0], f"{lang}: {paragraph!r} is not translated"
+    before = snapshot(repo)
 
-    index_md.write_text(index_md.read_text("utf-8").replace(OLD, NEW), "utf-8")
+    lines[last] += ADDED
+    index_md.write_text("\n".join(lines) + "\n", "utf-8")
     # The gate notices, running the gettext builder on the copy:
     sync = subprocess.run([sys.executable, repo / "conf" / "translation" / "run_checks.py", "--check",
                            "out-of-sync", "zh_CN", "zh_TW"],
                           cwd=repo, capture_output=True, text=True)  # fmt: skip
     assert sync.returncode == 1
     assert len(sync.stdout.splitlines()) == 4  # per language: stale entry, missing English
-    line = next(n for n, text in enumerate(index_md.read_text("utf-8").splitlines(), 1)
-                if text.startswith(NEW))  # fmt: skip
-    assert f"docs/index.md:{line}: [out-of-sync] English missing from" in sync.stdout
+    assert f"docs/index.md:{first + 1}: [out-of-sync] English missing from" in sync.stdout
 
     make(repo, "update-po")
     after = snapshot(repo)
     changed = {p for p in after if after[p] != before[p]}
     assert {p.relative_to(repo).as_posix() for p in changed} == {
         "locale/zh_CN/LC_MESSAGES/index.po", "locale/zh_TW/LC_MESSAGES/index.po"}
-    new_paragraph = paragraph.replace(OLD, NEW)
-    for lang, text in TRANSLATIONS.items():
+    for lang in langs:
         new = entries(repo / "locale" / lang / "LC_MESSAGES" / "index.po")
         old = dict(old_entries[lang])
-        old.pop(paragraph)
-        assert new.pop(new_paragraph) == (text["paragraph"], ["fuzzy"], paragraph)
+        translation = old.pop(paragraph)[0]
+        # The old translation is kept, marked fuzzy, with the old English beside it.
+        assert new.pop(paragraph + ADDED) == (translation, ["fuzzy"], paragraph)
         assert new == old
 
     # Running it again changes nothing, and the gate is satisfied.

@@ -55,7 +55,7 @@ def build(project, langs):
     text = log.read_text("utf-8", errors="replace")
     if report["rc"] != 0:
         sys.exit(f"build failed in {project}:\n{text[-3000:]}")
-    executed = sum(int(n) for n in re.findall(r"successfully executed (\d+) out of", text))
+    executed = sum(int(n) for n in re.findall(r"^--- \S+ executes (\d+) example", text, re.M))
     return seconds, executed, report["kib"] / 1024
 
 

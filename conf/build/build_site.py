@@ -6,8 +6,10 @@ Usage:
 
 Each language is built into a staging copy of its last good output and swapped
 in only when Sphinx succeeds, so a failed or interrupted build leaves the
-previous site in place. Catalogs are checked with ``msgfmt -c`` before any
-Sphinx run. Examples execute once: Sphinx-Gallery skips an example whose
+previous site in place. A catalog gettext would reject stops the build before
+any Sphinx run; a translation that breaks its page (make check's content
+checks, run while the languages build) keeps its language from being
+published. Examples execute once: Sphinx-Gallery skips an example whose
 source is unchanged since it last ran, so the later languages reuse the first
 one's results. All languages start together; the others wait, fully loaded,
 until the first has run the examples, and are then built side by side,
@@ -29,6 +31,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -38,21 +41,34 @@ from languages import LANGUAGES, browser_tags, from_readthedocs, select  # noqa:
 
 ROOT = Path(__file__).resolve().parents[2]
 SPHINX_OPTS = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
+# Sphinx's progress lines, three languages at once, bury what matters: by
+# default it prints only warnings and errors, and this script says what it
+# builds, what it executes and where the pages are. VERBOSE=1 shows it all.
+QUIET = [] if os.environ.get("VERBOSE", "") not in ("", "0") else ["-q"]
 
 
-def check_catalogs(lang):
-    """Return True if every .po of *lang* compiles; print msgfmt's file:line errors."""
-    ok = True
-    for po in sorted((ROOT / "locale" / lang / "LC_MESSAGES").rglob("*.po")):
-        result = subprocess.run(
-            ["msgfmt", "-c", "-o", os.devnull, str(po)],
-            capture_output=True,
-            text=True,
-        )
-        if result.returncode != 0:
-            ok = False
-            sys.stderr.write(result.stderr)
-    return ok
+# What stops a translation from being published: a catalog gettext would reject
+# (checked before anything is built), and translations that break their page
+# (make check's content checks, run while the languages build). Out-of-date
+# catalogs and unfinished entries are published: their English shows.
+CONTENT_CHECKS = {"markup", "safety", "code", "script-mix"}
+
+
+def refused(langs, checks):
+    """Return the translations among *langs* whose catalogs fail *checks*, printing why.
+
+    Each problem is printed as ``file:line: [check] message``.
+    """
+    translations = [lang for lang in langs if lang != LANGUAGES[0].sphinx]
+    if not translations:
+        return []
+    from translation.run_checks import run_checks
+
+    problems = run_checks(translations, set(checks), ROOT / "locale")
+    for problem in problems:
+        print(problem, file=sys.stderr, flush=True)
+    return sorted({lang for lang in translations for p in problems
+                   if Path(p.path).resolve().is_relative_to(ROOT / "locale" / lang)})  # fmt: skip
 
 
 def input_digest(lang):
@@ -69,14 +85,24 @@ def input_digest(lang):
     return digest.hexdigest()
 
 
-def sphinx_build(lang, outdir, doctrees, log=None, env=None):
+def machinery_digest():
+    """Hash what turns sources into pages: conf/ (extensions, templates) and the pins."""
+    digest = hashlib.sha256(" ".join(SPHINX_OPTS).encode())
+    files = [ROOT / "requirements.txt", *(ROOT / "conf").rglob("*")]
+    for path in sorted(files):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def sphinx_build(lang, outdir, doctrees, log=None, env=None, builder="html"):
     """Run sphinx-build for *lang*, its output to *log* if given; return its exit code."""
     cmd = [
-        sys.executable, "-m", "sphinx", "-b", "html", "-c", str(ROOT / "conf"),
-        "-D", f"language={lang}", "-d", str(doctrees), *SPHINX_OPTS,
+        sys.executable, "-m", "sphinx", "-b", builder, "-c", str(ROOT / "conf"),
+        "-D", f"language={lang}", "-d", str(doctrees), *QUIET, *SPHINX_OPTS,
         str(ROOT / "docs"), str(outdir),
     ]  # fmt: skip
-    sys.stdout.write(f"--- building {lang} ---\n")  # one write: builds run in threads
+    sys.stdout.write(f"--- building {lang} ({builder}) ---\n")  # one write: builds run in threads
     sys.stdout.flush()
     if log is None:
         return subprocess.run(cmd, cwd=ROOT, env=env).returncode
@@ -84,23 +110,31 @@ def sphinx_build(lang, outdir, doctrees, log=None, env=None):
         code = subprocess.run(
             cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
         ).returncode
-    print(f"--- {lang} ---\n" + Path(log).read_text("utf-8"), end="", flush=True)
+    said = Path(log).read_text("utf-8")
+    if said.strip():
+        print(f"--- {lang} ---\n" + said, end="", flush=True)
     return code
 
 
-def build_atomically(lang, final, doctrees, log=None, env=None):
-    """Build *lang* into a staging copy of *final* and swap it in on success."""
+def build_atomically(lang, final, doctrees, log=None, env=None, publishable=lambda: True):
+    """Build *lang* into a staging copy of *final* and swap it in on success.
+
+    ``publishable()`` is asked after Sphinx succeeded; False keeps the last good site.
+    """
     staging = final.with_name(f".{final.name}.staging")
     old = final.with_name(f".{final.name}.old")
     for leftover in (staging, old):
         shutil.rmtree(leftover, ignore_errors=True)
     if final.is_dir():
         shutil.copytree(final, staging, symlinks=True)  # keeps mtimes: incremental
-    if sphinx_build(lang, staging, doctrees, log, env) != 0:
+    built = sphinx_build(lang, staging, doctrees, log, env) == 0
+    if not (built and publishable()):
         shutil.rmtree(staging, ignore_errors=True)
         # The environment may say pages are current that were never published.
         (doctrees / "environment.pickle").unlink(missing_ok=True)
-        print(f"error: {lang} build failed; {final} was left as it was", file=sys.stderr)
+        why = "build failed" if not built else "catalogs have the problems listed above"
+        print(f"error: {lang} not published ({why}); {final} was left as it was",
+              file=sys.stderr)  # fmt: skip
         return False
     if final.exists():
         final.rename(old)
@@ -129,34 +163,69 @@ def write_root_index(outdir):
     (outdir / "index.html").write_text(page, "utf-8")
 
 
-def build_local(langs):
-    """Build *langs* (default: all) into _build/html/<lang>/ plus the root index."""
+def use_recordings(sources, stamps):
+    """Install recorded example output (make html OUTPUTS=...); False if one is unusable."""
+    from build.outputs import OutputsError, install
+
+    try:
+        report, changed = install(sources)
+    except OutputsError as err:
+        print(f"error: {err}; nothing was built", file=sys.stderr)
+        return False
+    for line in report:
+        print(f"--- {line} ---", flush=True)
+    if changed:  # the pages of every language show other output now
+        for stamp in stamps.glob("*.sha256"):
+            stamp.unlink()
+    return True
+
+
+def build_local(langs, outputs=()):
+    """Build *langs* (default: all) into _build/html/<lang>/ plus the root index.
+
+    *outputs* are recordings (files or URLs) of executed examples to use.
+    """
     langs = select(langs)
     outdir = ROOT / "_build" / "html"
-    bad = [lang for lang in langs if lang != "en" and not check_catalogs(lang)]
-    if bad:
-        print(f"error: broken catalogs for {', '.join(bad)}; nothing was built",
-              file=sys.stderr)
-        return 1
     outdir.mkdir(parents=True, exist_ok=True)
     stamps = ROOT / "_build" / "stamps"
     stamps.mkdir(parents=True, exist_ok=True)
+    if outputs and not use_recordings(outputs, stamps):
+        return 1
     todo = []
+    machinery = machinery_digest()
     for lang in langs:
         stamp = stamps / f"{lang}.sha256"
         digest = input_digest(lang)
         if (outdir / lang).is_dir() and stamp.is_file() and stamp.read_text() == digest:
             print(f"--- {lang}: nothing changed since the last build ---")
-        else:
-            stamp.unlink(missing_ok=True)
-            todo.append((lang, stamp, digest))
+            continue
+        stamp.unlink(missing_ok=True)
+        todo.append((lang, stamp, digest))
+        built_with = stamps / f"{lang}.machinery.sha256"
+        if not built_with.is_file() or built_with.read_text() != machinery:
+            # Sphinx re-reads only changed sources; pages made by other code must all
+            # be made again.
+            (ROOT / "_build" / "doctrees" / lang / "environment.pickle").unlink(missing_ok=True)
+    # Only what will be rebuilt: the others' catalogs passed at their last build.
+    broken = refused([lang for lang, _, _ in todo], {"syntax"})
+    if broken:
+        print(f"error: the catalogs of {', '.join(broken)} cannot be read (see above);"
+              " nothing was built", file=sys.stderr)  # fmt: skip
+        return 1
 
     def build(lang, stamp, digest, log=None, env=None):
+        start = time.monotonic()
         ok = build_atomically(
-            lang, outdir / lang, ROOT / "_build" / "doctrees" / lang, log, env
-        )
+            lang, outdir / lang, ROOT / "_build" / "doctrees" / lang, log, env,
+            publishable=lambda: lang not in checked.result(),
+        )  # fmt: skip
         if ok:
             stamp.write_text(digest)
+            (stamps / f"{lang}.machinery.sha256").write_text(machinery)
+            page = os.path.relpath(outdir / lang / "index.html")
+            print(f"--- {lang}: published in {time.monotonic() - start:.0f} s: {page} ---",
+                  flush=True)  # fmt: skip
         return ok
 
     if not todo:
@@ -166,11 +235,20 @@ def build_local(langs):
     # the extensions while the first one executes the changed examples. They
     # wait (example_guard.wait_for_examples) until the first has run them all
     # and touched READY, then reuse the results, each logging to its own file.
+    examples, gallery = ROOT / "examples", ROOT / "docs" / "auto_examples"
+    from sphinxext.gallery_reuse import stale_examples  # imports Sphinx: only now
+
+    changed = stale_examples(examples, gallery)
+    said = f"--- {todo[0][0]} executes {len(changed)} example(s)"
+    said += f": {', '.join(changed)}" if changed else ""
+    said += "; the other languages reuse its results" if len(todo) > 1 else ""
+    print(said + " ---", flush=True)
     ready = stamps / "gallery.ready"
     failed = stamps / "gallery.ready.failed"
     for marker in (ready, failed):
         marker.unlink(missing_ok=True)
-    with ThreadPoolExecutor(max_workers=len(todo)) as pool:
+    with ThreadPoolExecutor(max_workers=len(todo) + 1) as pool:
+        checked = pool.submit(refused, [lang for lang, _, _ in todo], CONTENT_CHECKS)
         lead = pool.submit(build, *todo[0], None, {**os.environ, "DP_GALLERY_READY": str(ready)})
         follow = {**os.environ, "DP_GALLERY_WAIT": str(ready)}
         jobs = [pool.submit(build, *job, stamps / f"{job[0]}.log", follow) for job in todo[1:]]
@@ -179,25 +257,49 @@ def build_local(langs):
         results = [lead.result()] + [job.result() for job in jobs]
     for marker in (ready, failed):
         marker.unlink(missing_ok=True)
+    if checked.result():
+        print(f"`make check LANGUAGES=\"{' '.join(checked.result())}\"` lists the problems"
+              " that kept them from being published", file=sys.stderr)  # fmt: skip
     if not all(results):
         return 1
     write_root_index(outdir)
     return 0
 
 
+def readthedocs_target():
+    """Return this Read the Docs build's Sphinx language and output folder; ValueError if none."""
+    try:
+        lang = from_readthedocs(os.environ["READTHEDOCS_LANGUAGE"])
+        return lang, Path(os.environ["READTHEDOCS_OUTPUT"]).resolve()
+    except KeyError as missing:
+        raise ValueError(f"{missing} is not set; is this Read the Docs?") from None
+
+
 def build_readthedocs():
     """Build the language of this Read the Docs project into $READTHEDOCS_OUTPUT/html."""
     try:
-        lang = from_readthedocs(os.environ["READTHEDOCS_LANGUAGE"])
-        output = Path(os.environ["READTHEDOCS_OUTPUT"]).resolve()
-    except KeyError as missing:
-        print(f"error: {missing} is not set; is this Read the Docs?", file=sys.stderr)
-        return 2
+        lang, output = readthedocs_target()
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    if lang != "en" and not check_catalogs(lang):
+    if refused([lang], {"syntax"} | CONTENT_CHECKS):
         return 1
+    # DP_OUTPUTS_URL: where the GPU workflow publishes recordings, "{commit}" for
+    # this build's commit; several URLs are tried in turn. None: execute here.
+    templates = os.environ.get("DP_OUTPUTS_URL", "")
+    if templates:
+        from build.outputs import OutputsError, published
+
+        commit = os.environ.get("READTHEDOCS_GIT_COMMIT_HASH", "unknown")
+        try:
+            url = published(templates, commit)
+        except OutputsError as err:
+            print(f"error: {err}; nothing was built", file=sys.stderr)
+            return 1
+        if url is None:
+            print("--- no published recording: the examples are executed here ---", flush=True)
+        elif not use_recordings([url], ROOT / "_build" / "stamps"):
+            return 1
     output.mkdir(parents=True, exist_ok=True)
     ok = build_atomically(lang, output / "html", ROOT / "_build" / "doctrees" / f"rtd-{lang}")
     return 0 if ok else 1
@@ -208,13 +310,15 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=["html", "readthedocs"])
     parser.add_argument("languages", nargs="*", help="default: every language of the table")
+    parser.add_argument("--outputs", nargs="+", default=[], metavar="FILE_OR_URL",
+                        help="recorded example output to use (make outputs)")
     args = parser.parse_args(argv)
     what = os.environ.get("DP_COMMAND") or f"build_site.py {args.mode}"
     try:
         with held(ROOT, what):  # one build at a time in this checkout
             if args.mode == "readthedocs":
                 return build_readthedocs()
-            return build_local(args.languages)
+            return build_local(args.languages, args.outputs)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

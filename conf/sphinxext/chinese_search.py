@@ -17,6 +17,7 @@ Two fixes to Sphinx 9.0's Chinese (jieba) search:
 """
 
 import csv
+import logging
 import re
 from pathlib import Path
 
@@ -45,7 +46,9 @@ def configure_search(app, config):
     if by_sphinx_code(config.language).script not in ("Hans", "Hant"):
         return
     # Without jieba, Sphinx silently indexes no Chinese at all: insist on it.
-    import jieba  # noqa: F401
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)  # not its DEBUG lines about the dictionary
 
     config.html_search_language = "zh"
     glossary = Path(app.confdir).parent / "locale" / "glossary.csv"

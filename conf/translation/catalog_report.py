@@ -2,8 +2,9 @@
 
 Usage:
     python conf/translation/catalog_report.py stat [LANG...]    translated, fuzzy, untranslated per catalog
-    python conf/translation/catalog_report.py review [LANG...]  each fuzzy and untranslated entry, with
-                                                    its file:line, old and new English
+    python conf/translation/catalog_report.py review [LANG...]  each fuzzy and untranslated entry, at
+                                                    its msgstr line, with a word diff of the
+                                                    old and new English
 
 LANG defaults to every translation in conf/languages.py.
 
@@ -13,6 +14,7 @@ Exit codes: 0 reported, 2 bad usage.
 """
 
 import argparse
+import difflib
 import os
 import sys
 from dataclasses import dataclass
@@ -86,25 +88,68 @@ def stat(locale_dir, langs):
         print()
 
 
-def review(locale_dir, lang):
+def word_diff(old, new, color=False, context=6):
+    """Show how *new* differs from *old*, word by word: [-removed-]{+added+}.
+
+    Unchanged runs longer than 2 * *context* words are shortened to "…".
+    """
+    before, after = old.split(), new.split()
+    marks = ("\033[31m[-", "-]\033[0m", "\033[32m{+", "+}\033[0m") if color else (
+        "[-", "-]", "{+", "+}")  # fmt: skip
+    parts = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after).get_opcodes():
+        if op == "equal":
+            same = after[j1:j2]
+            if len(same) > 2 * context:
+                head = same[:context] if parts else []
+                tail = same[-context:] if j2 < len(after) else []
+                same = [*head, "…", *tail]
+            parts += same
+            continue
+        if i2 > i1:
+            parts.append(marks[0] + " ".join(before[i1:i2]) + marks[1])
+        if j2 > j1:
+            parts.append(marks[2] + " ".join(after[j1:j2]) + marks[3])
+    return " ".join(parts)
+
+
+def msgstr_lines(path):
+    """Map each entry's first line (polib's linenum) to the line of its msgstr."""
+    found, start = {}, None
+    for number, line in enumerate(Path(path).read_text("utf-8").splitlines(), 1):
+        if start is None and line.strip() and not line.startswith("msgstr"):
+            start = number
+        if line.startswith("msgstr"):
+            found[start] = number
+            start = None
+        elif not line.strip():
+            start = None
+    return found
+
+
+def review(locale_dir, lang, color=False):
     """Print each fuzzy and untranslated entry of *lang* with what a translator needs."""
     todo = Counts()
     for path in catalogs(locale_dir, lang).values():
         shown = os.path.relpath(path)
+        lines = msgstr_lines(path)
         for entry in polib.pofile(str(path)):
             if entry.obsolete or (entry.msgstr and "fuzzy" not in entry.flags):
                 continue
             english = " ".join(entry.msgid.split())
+            where = f"{shown}:{lines.get(entry.linenum, entry.linenum)}"
             if "fuzzy" in entry.flags:
                 todo.fuzzy += 1
-                old = " ".join((entry.previous_msgid or "(not recorded)").split())
-                print(f"{shown}:{entry.linenum}: fuzzy")
-                print(f"  old English: {old}")
+                print(f"{where}: fuzzy (the English changed)")
+                if entry.previous_msgid:
+                    print(f"  change:      {word_diff(entry.previous_msgid, english, color)}")
+                else:
+                    print("  change:      (the old English was not recorded)")
                 print(f"  new English: {english}")
                 print(f"  translation: {' '.join(entry.msgstr.split())}")
             else:
                 todo.untranslated += 1
-                print(f"{shown}:{entry.linenum}: untranslated")
+                print(f"{where}: untranslated")
                 print(f"  English: {english}")
             print()
     print(f"{lang}: {todo.fuzzy} fuzzy, {todo.untranslated} untranslated")
@@ -135,7 +180,7 @@ def main(argv=None):
     langs = catalog_languages(parser, args.languages, args.locale_dir)
     if args.report == "review":
         for lang in langs:
-            review(args.locale_dir, lang)
+            review(args.locale_dir, lang, color=sys.stdout.isatty())
     else:
         stat(args.locale_dir, langs)
     return 0

@@ -28,7 +28,7 @@ import opencc
 import polib
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
-from translation.update_catalogs import ROOT, save  # noqa: E402
+from translation.update_catalogs import ROOT, require_gettext, save  # noqa: E402
 
 
 def seed_catalog(cn_path, tw_path, convert):
@@ -79,6 +79,8 @@ def main(argv=None):
     parser.add_argument("--check", action="store_true", help="report only, write nothing")
     parser.add_argument("--locale-dir", type=Path, default=ROOT / "locale")
     args = parser.parse_args(argv)
+    if not args.check:
+        require_gettext("make seed-zh_TW")  # save() rewraps with msgcat
     for lang in ("zh_CN", "zh_TW"):
         if not (args.locale_dir / lang / "LC_MESSAGES").is_dir():
             parser.error(f"no catalogs for {lang} under {args.locale_dir}")

@@ -3,6 +3,7 @@
 Usage:
     python conf/translation/update_catalogs.py update POT_DIR [LANG...]   merge (make update-po)
     python conf/translation/update_catalogs.py prune POT_DIR [LANG...]    drop obsolete (make prune-po)
+    python conf/translation/update_catalogs.py require-gettext TARGET     exit 2 if GNU gettext is missing
 
 LANG defaults to every translation in conf/languages.py.
 
@@ -14,10 +15,20 @@ English disappeared stay as obsolete ``#~`` entries, and catalogs of removed
 pages stay, until ``prune``. It is idempotent: a catalog is rewritten only when
 something besides the POT-Creation-Date header changed.
 
-Exit codes: 0 done, 1 a tool failed, 2 bad usage.
+Location comments (``#:``) name the file a translator edits, from the top of
+the repository, without line numbers: ``examples/plot_01_dataparallel.py``,
+not the generated ``docs/auto_examples/…rst:52``. Line numbers moved with
+every edit of the English and made every catalog change in every language.
+
+It needs GNU gettext (``msgmerge``, ``msgcat``, ``msgattrib``) and says so, in
+one line, when it is missing.
+
+Exit codes: 0 done, 1 a tool failed, 2 bad usage or GNU gettext missing.
 """
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,6 +43,41 @@ ROOT = Path(__file__).resolve().parents[2]
 LOCALE = ROOT / "locale"
 WIDTH = "79"
 _CREATION_DATE = re.compile(r'^"POT-Creation-Date: .*\\n"\n', re.MULTILINE)
+
+
+GETTEXT = ("msgmerge", "msgcat", "msgattrib")
+
+
+def require_gettext(target):
+    """Exit with one line and code 2 if GNU gettext's tools are not on PATH."""
+    missing = [tool for tool in GETTEXT if shutil.which(tool) is None]
+    if missing:
+        print(f"error: {target} needs GNU gettext ({', '.join(missing)} not found): install it"
+              " with `sudo apt-get install gettext` (Debian, Ubuntu) or `brew install"
+              " gettext` (macOS)", file=sys.stderr)  # fmt: skip
+        sys.exit(2)
+
+
+def edited_file(path):
+    """The file a translator edits for a .pot location: examples/*.py for the gallery."""
+    match = re.search(r"(?:^|/)docs/auto_examples/(?P<name>[^/]+)\.rst$", path)
+    if match:
+        return f"examples/{match['name']}.py"
+    return path
+
+
+def located_by_file(pot, target):
+    """Write *pot* to *target* with each location made repo-relative and mapped to its source."""
+    template = polib.pofile(str(pot))
+    for entry in template:
+        places = []
+        for name, _line in entry.occurrences:
+            # normpath, not resolve: .venv may be a link, and the path must not depend on it.
+            path = Path(os.path.normpath(os.path.join(os.path.abspath(pot.parent), name)))
+            shown = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else name
+            places.append((edited_file(shown), ""))
+        entry.occurrences = list(dict.fromkeys(places))
+    template.save(str(target))
 
 
 def _same_but_date(old, new):
@@ -60,13 +106,13 @@ def save(catalog, po):
 def merge(pot, po, lang):
     """Merge *pot* into *po*; return "created", "updated" or "unchanged"."""
     old = po.read_text("utf-8") if po.exists() else None
-    base = old if old is not None else _new_catalog(pot, lang)
     with tempfile.TemporaryDirectory() as tmp:
-        src, out = Path(tmp, "in.po"), Path(tmp, "out.po")
-        src.write_text(base, "utf-8")
+        src, out, template = Path(tmp, "in.po"), Path(tmp, "out.po"), Path(tmp, "in.pot")
+        located_by_file(pot, template)
+        src.write_text(old if old is not None else _new_catalog(template, lang), "utf-8")
         subprocess.run(
-            ["msgmerge", "--quiet", "--previous", f"--width={WIDTH}",
-             "-o", str(out), str(src), str(pot)],
+            ["msgmerge", "--quiet", "--previous", "--add-location=file", f"--width={WIDTH}",
+             "-o", str(out), str(src), str(template)],
             check=True,
         )  # fmt: skip
         new = out.read_text("utf-8")
@@ -122,10 +168,14 @@ def prune(pot_dir, langs):
 def main(argv=None):
     """Dispatch to update or prune."""
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["require-gettext"] and len(argv) == 2:
+        require_gettext(argv[1])
+        return 0
     if len(argv) < 2 or argv[0] not in ("update", "prune"):
         print(__doc__, file=sys.stderr)
         return 2
     command, pot_dir = argv[0], Path(argv[1])
+    require_gettext(f"make {command}-po")
     try:
         langs = select(argv[2:], translations_only=True)
     except ValueError as err:

@@ -1,0 +1,74 @@
+"""The catalog syntax check: what msgfmt -c rejects, found without GNU gettext."""
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from translation.checks import syntax
+
+ROOT = Path(__file__).resolve().parent.parent
+HEADER = (
+    'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n'
+    '"Plural-Forms: nplurals=1; plural=0;\\n"\n\n'
+)
+# name: (entries after the header, the line of the first problem or None, its words)
+CASES = {
+    "plain": ('msgid "a"\nmsgstr "b"\n', None, None),
+    "continued": ('msgid ""\n"a "\n"b"\nmsgstr ""\n"c"\n', None, None),
+    "obsolete": ('#~ msgid "a"\n#~ msgstr "b"\n', None, None),
+    "obsolete with previous": ('#~| msgid "z"\n#~ msgid "a"\n#~ msgstr "b"\n', None, None),
+    "contexts": ('msgctxt "x"\nmsgid "a"\nmsgstr "b"\n\nmsgctxt "y"\nmsgid "a"\nmsgstr "c"\n',
+                 None, None),
+    "plural": ('msgid "a"\nmsgid_plural "as"\nmsgstr[0] "b"\n', None, None),
+    "escapes": ('msgid "a \\"q\\" \\t \\\\"\nmsgstr "b \\"q\\" \\t"\n', None, None),
+    "newline lost": ('msgid "a\\n"\nmsgstr "b"\n', 7, "both end with"),
+    "placeholders kept": ('#, python-format\nmsgid "%(n)s items"\nmsgstr "%(n)s 项"\n',
+                          None, None),
+    "unterminated msgid": ('msgid "a\nmsgstr "b"\n', 6, "end-of-line within string"),
+    "unterminated msgstr": ('msgid "a"\nmsgstr "b\n', 7, "end-of-line within string"),
+    "unknown keyword": ('msgid "a"\nmsgstring "b"\n', 7, "keyword 'msgstring' unknown"),
+    "no msgstr": ('msgid "a"\n\nmsgid "c"\nmsgstr "d"\n', 6, "missing 'msgstr' section"),
+    "no msgstr at the end": ('msgid "a"\n', 6, "missing 'msgstr' section"),
+    "duplicate": ('msgid "a"\nmsgstr "b"\n\nmsgid "a"\nmsgstr "c"\n', 9, "duplicate"),
+    "duplicate, wrapped": ('msgid ""\n"a"\nmsgstr "b"\n\nmsgid "a"\nmsgstr "c"\n', 10,
+                           "duplicate"),
+    "bad escape": ('msgid "a"\nmsgstr "b \\q"\n', 7, "invalid control sequence"),
+    "placeholder changed": ('#, python-format\nmsgid "%(n)s items"\nmsgstr "%(m)s 项"\n', 8,
+                            "placeholder"),
+    "plural without msgstr[0]": ('msgid "a"\nmsgid_plural "as"\nmsgstr "b"\n', 8, "msgstr"),
+    "quote inside": ('msgid "a"\nmsgstr "b "c" d"\n', 7, "syntax error"),
+}  # fmt: skip
+
+
+def write(tmp_path, body):
+    path = tmp_path / "case.po"
+    path.write_text(HEADER + body, "utf-8")
+    return path
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_each_case_is_judged_as_gettext_would(tmp_path, name):
+    body, line, words = CASES[name]
+    problems = list(syntax.check(write(tmp_path, body)))
+    if line is None:
+        assert problems == []
+    else:
+        assert problems, f"{name}: not reported"
+        assert problems[0].line == line and words in problems[0].message, problems
+
+
+@pytest.mark.gettext
+@pytest.mark.parametrize("name", CASES)
+def test_msgfmt_agrees(tmp_path, name):
+    """Where GNU gettext is installed, msgfmt -c rejects exactly the same cases."""
+    path = write(tmp_path, CASES[name][0])
+    result = subprocess.run(["msgfmt", "-c", "-o", os.devnull, str(path)], capture_output=True)
+    assert (result.returncode != 0) == (CASES[name][1] is not None)
+
+
+def test_our_catalogs_pass():
+    catalogs = sorted((ROOT / "locale").rglob("*.po"))
+    assert catalogs
+    assert [p for path in catalogs for p in syntax.check(path)] == []

@@ -1,0 +1,110 @@
+"""A volunteer's first contribution, end to end, as the translator guide tells it (on a copy).
+
+The English changes; `make update-po` makes the entry fuzzy in both languages;
+a zh_TW volunteer fixes zh_TW only, checks zh_TW only and previews zh_TW. A
+dropped backquote does not reach the site.
+"""
+
+import os
+import re
+import subprocess
+
+import polib
+import pytest
+from bs4 import BeautifulSoup
+
+from build.project_copy import copy_project
+from translation.update_catalogs import save
+
+ADDED = " This sentence was added by the translator test."
+TRANSLATION = "這句是翻譯測試加上的。"
+
+
+def make(project, *args):
+    env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=project, env=env,
+                          capture_output=True, text=True)  # fmt: skip
+
+
+def plain_paragraph(lines):
+    """The (first, last) line of the page's first plain paragraph of two or more lines."""
+    block = []
+    for number, line in enumerate([*lines, ""]):
+        if line.strip() and not re.match(r"\s*(?:[#`:{<>*+|-]|\d+\.)", line):
+            block.append(number)
+        elif len(block) >= 2:
+            return block[0], block[-1]
+        else:
+            block = []
+    pytest.fail("docs/index.md has no plain paragraph of two or more lines for this test")
+
+
+@pytest.fixture(scope="module")
+def project(site, tmp_path_factory):
+    return copy_project(tmp_path_factory.mktemp("loop") / "project")
+
+
+@pytest.mark.gettext
+def test_a_zh_tw_volunteer_is_not_blocked_by_zh_cn(project):
+    index = project / "docs" / "index.md"
+    lines = index.read_text("utf-8").splitlines()
+    first, last = plain_paragraph(lines)
+    english = " ".join(line.strip() for line in lines[first : last + 1]) + ADDED
+    lines[last] += ADDED
+    index.write_text("\n".join(lines) + "\n", "utf-8")
+
+    result = make(project, "update-po")
+    assert result.returncode == 0, result.stderr[-3000:]
+    for lang in ("zh_CN", "zh_TW"):
+        entry = polib.pofile(str(project / f"locale/{lang}/LC_MESSAGES/index.po")).find(english)
+        assert entry is not None and entry.fuzzy, lang
+    review = make(project, "review", "LANGUAGES=zh_TW")
+    assert "{+This sentence was added by the translator test.+}" in review.stdout
+
+    # The zh_TW volunteer translates the change in zh_TW only.
+    path = project / "locale/zh_TW/LC_MESSAGES/index.po"
+    catalog = polib.pofile(str(path))
+    entry = catalog.find(english)
+    entry.msgstr += TRANSLATION
+    entry.flags.remove("fuzzy")
+    entry.previous_msgid = None
+    save(catalog, path)
+
+    assert make(project, "check", "LANGUAGES=zh_TW").returncode == 0
+    zh_cn = make(project, "check", "LANGUAGE=zh_CN")  # the old spelling works too
+    assert zh_cn.returncode != 0 and "[completeness] fuzzy" in zh_cn.stdout
+    assert "zh_TW" not in zh_cn.stdout
+    unknown = make(project, "check", "LANGUAGES=zh_HK")
+    assert unknown.returncode == 2 and "unknown language 'zh_HK'" in unknown.stderr
+
+    result = make(project, "html", "LANGUAGES=zh_TW")
+    assert result.returncode == 0, result.stderr[-3000:]
+    page = (project / "_build/html/zh_TW/index.html").read_text("utf-8")
+    assert TRANSLATION in BeautifulSoup(page, "html.parser").get_text()
+    assert ".staging" not in result.stdout + result.stderr  # it names where the pages are
+    assert "_build/html/zh_TW/index.html" in result.stdout
+
+
+def test_a_dropped_backquote_is_not_published(project):
+    catalog_path = project / "locale/zh_TW/LC_MESSAGES/auto_examples/plot_01_dataparallel.po"
+    catalog = polib.pofile(str(catalog_path))
+    entry = next(e for e in catalog.translated_entries() if "``" in e.msgstr and len(e.msgstr) > 40)
+    good = catalog_path.read_text("utf-8")
+    before = (project / "_build/html/zh_TW").exists() and sorted(
+        (project / "_build/html/zh_TW").rglob("*.html"))  # fmt: skip
+    published = {p: p.read_bytes() for p in before or []}
+    entry.msgstr = entry.msgstr.replace("``", "`", 1)  # the volunteer's slip
+    catalog.save()
+    try:
+        result = make(project, "html", "LANGUAGES=zh_TW")
+        assert result.returncode != 0
+        line = next(n for n, text in enumerate(catalog_path.read_text("utf-8").splitlines(), 1)
+                    if text.startswith("msgstr") and n > entry.linenum)  # fmt: skip
+        named = re.findall(r"plot_01_dataparallel\.po:(\d+): \[markup\]", result.stderr)
+        assert named, result.stderr[-3000:]
+        assert entry.linenum <= int(named[0]) <= line  # at the entry
+        assert "zh_TW not published" in result.stderr
+        for path, content in published.items():
+            assert path.read_bytes() == content, f"{path} changed"
+    finally:
+        catalog_path.write_text(good, "utf-8")

@@ -1,0 +1,77 @@
+"""A fresh machine: `make html` needs Python and make, not GNU gettext (on a copy)."""
+
+import os
+import subprocess
+
+import pytest
+from bs4 import BeautifulSoup
+
+from build.project_copy import copy_project
+
+GETTEXT_PROGRAMS = ("msgfmt", "msgmerge", "msgcat", "msgattrib", "msginit", "msgunfmt", "xgettext")
+
+
+@pytest.fixture(scope="module")
+def no_gettext(site, tmp_path_factory):
+    """A project copy, and an environment whose PATH has everything but GNU gettext."""
+    tmp = tmp_path_factory.mktemp("no-gettext")
+    project = copy_project(tmp / "project")
+    shadow = tmp / "bin"
+    shadow.mkdir()
+    for folder in os.environ["PATH"].split(os.pathsep):
+        if not os.path.isdir(folder):
+            continue
+        for name in os.listdir(folder):
+            target = shadow / name
+            if name not in GETTEXT_PROGRAMS and not target.exists():
+                target.symlink_to(os.path.join(folder, name))
+    env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
+    env["PATH"] = str(shadow)
+    probe = subprocess.run(["sh", "-c", "command -v msgfmt msgmerge"], env=env,
+                           capture_output=True, text=True)  # fmt: skip
+    assert probe.stdout == "", "the test's PATH still has GNU gettext"
+    return project, env
+
+
+def make(project, env, *args):
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=project, env=env,
+                          capture_output=True, text=True)  # fmt: skip
+
+
+def test_make_html_builds_every_language_without_gettext(no_gettext):
+    project, env = no_gettext
+    index = project / "docs" / "index.md"
+    index.write_text(index.read_text("utf-8") + "\nBuilt on a machine without gettext.\n")
+    result = make(project, env, "html", "LANGUAGES=en zh_TW")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    page = (project / "_build/html/zh_TW/index.html").read_text("utf-8")
+    assert "Built on a machine without gettext." in page
+    soup = BeautifulSoup(page, "html.parser")
+    assert soup.html["lang"] == "zh-TW" and soup.h1.get_text(strip=True) != "Data parallelism in PyTorch"
+
+
+def test_a_broken_catalog_is_still_refused_without_gettext(no_gettext):
+    project, env = no_gettext
+    po = project / "locale" / "zh_TW" / "LC_MESSAGES" / "index.po"
+    good = po.read_text("utf-8")
+    try:
+        po.write_text(good + '\nmsgid "An unterminated\nmsgstr ""\n', "utf-8")
+        line = len(good.splitlines()) + 2
+        result = make(project, env, "html", "LANGUAGES=zh_TW")
+        assert result.returncode != 0
+        assert f"locale/zh_TW/LC_MESSAGES/index.po:{line}: [syntax] end-of-line within string" in (
+            result.stderr)  # fmt: skip
+        assert "Traceback" not in result.stderr
+    finally:
+        po.write_text(good, "utf-8")
+
+
+@pytest.mark.parametrize("target", ["update-po", "prune-po", "seed-zh_TW"])
+def test_targets_that_need_gettext_say_so_in_one_line(no_gettext, target):
+    project, env = no_gettext
+    result = make(project, env, target)
+    assert result.returncode == 2
+    ours = [line for line in result.stderr.splitlines() if not line.startswith("make")]
+    assert len(ours) == 1, result.stderr
+    assert ours[0].startswith(f"error: make {target} needs GNU gettext")
+    assert "apt-get install gettext" in ours[0] and "brew install gettext" in ours[0]
