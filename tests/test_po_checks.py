@@ -186,6 +186,29 @@ def test_a_long_translation_is_reported_at_its_own_line(tmp_path, capsys):
     assert "batch_size" in lines[line - 1] and not lines[line - 1].startswith("msgstr")
 
 
+@pytest.mark.parametrize("slip", ["`nn.DataParallel``", "``nn.DataParallel`"])
+def test_a_dropped_backquote_is_one_unbalanced_literal_at_its_line(tmp_path, capsys, slip):
+    po_path = tmp_path / "zh_TW" / "LC_MESSAGES" / "page.po"
+    po_path.parent.mkdir(parents=True)
+    catalog = polib.POFile(wrapwidth=40)
+    catalog.metadata = {"Content-Type": "text/plain; charset=UTF-8", "Language": "zh_TW"}
+    for msgid, msgstr in [
+        ("Wrap the model in ``nn.DataParallel`` and run it; ``device_ids`` picks the GPUs.",
+         f"先把模型包進 {slip} 再執行它；``device_ids`` 決定要用哪些 GPU。"),
+        ("Write ``code`` between two ``: a lone `` shows as it is.",  # quoted on purpose
+         "在兩個 `` 之間寫 ``code``：落單的 `` 會原樣顯示。"),
+    ]:  # fmt: skip
+        catalog.append(polib.POEntry(occurrences=[("page.rst", "")], msgid=msgid, msgstr=msgstr))
+    catalog.save(str(po_path))
+    code, problems = run_checks(capsys, "--check", "markup", "--locale-dir", tmp_path, "zh_TW")
+    lines = po_path.read_text("utf-8").splitlines()
+    [(path, line, _, message, severity)] = problems
+    assert (code, path, severity) == (1, str(po_path), "error")
+    assert message.startswith("unbalanced `` near") and "nn.Dat" in message, message
+    start = msgstr_lines(po_path)[catalog[0].msgid]
+    assert start <= line < start + 4 and slip[:6] in lines[line - 1], (line, lines)
+
+
 def test_script_mix_names_each_character_and_its_replacement(capsys):
     bad = FIXTURES / "bad" / "script-mix"
     _, problems = run_checks(capsys, "--check", "script-mix", "--locale-dir", bad, "zh_TW")

@@ -83,8 +83,37 @@ def shown_role(marker, text, known):
     return f"role {marker} is glued to the text before it: {GLUE}"
 
 
+# Exactly two backquotes: part of neither a single-backquote role nor a longer run.
+_DOUBLE_TICKS = re.compile(r"(?<!`)``(?!`)")
+# A literal whose other end lost (or gained) one backquote: `code`` or ``code`.
+_HALF_LITERAL = re.compile(r"(?<!`)`[^`\s][^`]*``(?!`)|(?<!`)``[^`\s][^`]*`(?!`)")
+
+
+def lone_double_ticks(message):
+    """Return where the translation's unbalanced `` is, or None if its `` are paired.
+
+    One backquote dropped from a literal (the most common slip) leaves an odd
+    number of ``; docutils then reports run-on roles and stray backquotes, which
+    hide the cause. The English's count is compared so that a message quoting a
+    lone `` on purpose is not reported.
+    """
+    if message.syntax != "rst":
+        return None
+    count = len(_DOUBLE_TICKS.findall(message.msgstr))
+    if count % 2 == 0 or len(_DOUBLE_TICKS.findall(message.msgid)) % 2:
+        return None
+    half = _HALF_LITERAL.search(message.msgstr)
+    return half.start() if half else list(_DOUBLE_TICKS.finditer(message.msgstr))[-1].start()
+
+
 def raw_markup(message, english, translated, shown):
     """Yield markup the translation shows as raw text or that its parser rejects."""
+    lone = lone_double_ticks(message)
+    if lone is not None:
+        yield error(f"unbalanced `` near {context(message.msgstr, lone)!r}: write `` at both "
+                    "ends of inline code, as the English does",
+                    at=message.msgstr[lone : lone + 12])  # fmt: skip
+        return  # the run-on role or stray backquote it causes is the same mistake
     for marker in sorted(shown):
         yield error(shown_role(marker, message.msgstr, message.project.roles), at=marker)
     new = Counter(translated.messages) - Counter(english.messages)
