@@ -600,3 +600,34 @@ def test_changed_english_turns_exactly_its_entries_fuzzy(tmp_path, capsys):
 
     status = polib.pofile(str(repo / "_build" / "gettext" / "translation-status.pot"))
     assert not [e.msgid for e in status if re.search(r"\d|auto_examples|中文", e.msgid)]
+
+
+def test_the_build_refuses_a_translation_for_its_errors_not_its_warnings(tmp_path):
+    project = copy_project(tmp_path / "project")
+    po_path = project / "locale/zh_TW/LC_MESSAGES/auto_examples/plot_01_dataparallel.po"
+    catalog = polib.pofile(str(po_path))
+    literal = re.compile(r"``([A-Za-z_.]+)``")
+    first, second = [e for e in catalog.translated_entries() if literal.search(e.msgstr)][:2]
+
+    def refused():
+        """The translations make html would not publish, as build_site.py decides."""
+        code = ("from build.build_site import CONTENT_CHECKS, refused; "
+                "print(refused(['zh_TW'], CONTENT_CHECKS))")  # fmt: skip
+        result = subprocess.run([sys.executable, "-c", code], cwd=project / "conf",
+                                capture_output=True, text=True, check=True)  # fmt: skip
+        return result.stdout.strip(), result.stderr
+
+    # Inline code written as plain text: worth a warning, still a correct page.
+    first.msgstr = literal.sub(r" \1 ", first.msgstr, count=1)
+    save(catalog, po_path)
+    check = subprocess.run([sys.executable, "conf/translation/run_checks.py", "zh_TW",
+                            "--check", "markup"], cwd=project, capture_output=True, text=True)
+    assert check.returncode == 0 and "[markup] warning:" in check.stdout, check.stdout
+    assert refused() == ("[]", "")
+    # A dropped backquote: an error, and the translation is refused, saying where.
+    second.msgstr = second.msgstr.replace("``", "`", 1)
+    save(catalog, po_path)
+    langs, said = refused()
+    assert langs == "['zh_TW']"
+    assert re.search(r"plot_01_dataparallel\.po:\d+: \[markup\] unbalanced ``", said), said
+    assert "warning" not in said
