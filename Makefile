@@ -22,8 +22,8 @@ export SPHINXOPTS VERBOSE
 export DP_COMMAND := make $(or $(MAKECMDGOALS),help)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv html gettext update-po prune-po stat review check seed-zh_TW \
-        livehtml test bench stress clean
+.PHONY: help venv html gettext update-po prune-po format-po stat review review-diff check \
+        seed-zh_TW livehtml test bench stress clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -52,6 +52,9 @@ prune-po: $(VENV)/.installed ## Delete obsolete (#~) entries and catalogs of rem
 	@$(PY) conf/translation/update_catalogs.py require-gettext "make prune-po"
 	@$(MAKE) --no-print-directory gettext
 	$(PY) conf/translation/update_catalogs.py prune _build/gettext $(LANGUAGES)
+
+format-po: $(VENV)/.installed ## Rewrite LANGUAGES' catalogs in the one form update-po writes (wrapping, header)
+	$(PY) conf/translation/format_catalogs.py $(LANGUAGES)
 
 stat: $(VENV)/.installed ## Count translated, fuzzy and untranslated entries per catalog
 	$(PY) conf/translation/catalog_report.py stat $(LANGUAGES)

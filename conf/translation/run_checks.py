@@ -17,6 +17,7 @@ Every problem is printed as ``file:line: [check] what is wrong``. The checks:
     terminology   a glossary term is not translated as locale/glossary.csv says
     safety        a translation adds a URL, a non-http(s) link, HTML or a directive
     code          translated Python is no longer the same program
+    canonical     a catalog not in the form make update-po writes (make format-po fixes it)
     completeness  fuzzy or untranslated entries; problems only with --strict=1
 
 Only translated, non-fuzzy entries are checked for their content: a fuzzy or
@@ -38,14 +39,14 @@ import polib
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from translation.catalog_report import catalog_languages  # noqa: E402
 from translation.checks import (  # noqa: E402
-    code, completeness, markup, safety, script_mix, sync, syntax, terminology,
+    canonical, code, completeness, markup, safety, script_mix, sync, syntax, terminology,
 )  # fmt: skip
 from translation.checks.common import GLOSSARY, ROOT, Problem, shown  # noqa: E402
 from translation.checks.parsing import source_kind  # noqa: E402
 
 CHECKS = (
     "out-of-sync", "syntax", "markup", "script-mix", "terminology", "safety", "code",
-    "completeness",
+    "completeness", "canonical",
 )  # fmt: skip
 
 
@@ -65,6 +66,8 @@ def check_catalog(po_path, lang, selected, glossary):
     """Yield the problems of one catalog for the *selected* checks."""
     if "syntax" in selected:
         yield from syntax.check(po_path)
+    if "canonical" in selected:
+        yield from canonical.check(po_path)
     try:
         catalog = polib.pofile(str(po_path))
     except (OSError, ValueError) as err:
