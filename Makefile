@@ -12,6 +12,7 @@ LANGUAGE     ?=
 LANGUAGES    ?= $(LANGUAGE)
 SPHINXOPTS   ?= -W --keep-going
 STRICT       ?= 1
+BASE         ?=
 PORT         ?= 8000
 RUNS         ?= 20
 LOAD         ?= 8
@@ -62,8 +63,11 @@ stat: $(VENV)/.installed ## Count translated, fuzzy and untranslated entries per
 review: $(VENV)/.installed ## List fuzzy and untranslated entries with old/new English
 	$(PY) conf/translation/catalog_report.py review $(LANGUAGES)
 
-check: $(VENV)/.installed ## Check LANGUAGES' catalogs; STRICT=0 reports unfinished entries without failing
-	$(PY) conf/translation/run_checks.py --strict=$(STRICT) $(LANGUAGES)
+review-diff: $(VENV)/.installed ## What the catalogs' entries did since BASE (default: merge base with main): _build/review/
+	$(PY) conf/translation/review_diff.py $(if $(BASE),--base=$(BASE)) $(LANGUAGES)
+
+check: $(VENV)/.installed ## Check LANGUAGES' catalogs; STRICT=0 reports unfinished entries without failing; BASE=rev: only entries changed since rev
+	$(PY) conf/translation/run_checks.py --strict=$(STRICT) $(if $(BASE),--base=$(BASE)) $(LANGUAGES)
 
 seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC, marked fuzzy (needs GNU gettext)
 	$(PY) conf/translation/seed_zh_tw.py

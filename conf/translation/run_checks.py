@@ -117,6 +117,8 @@ def main(argv=None):
     parser.add_argument("--locale-dir", type=Path, default=ROOT / "locale")
     parser.add_argument("--pot-dir", type=Path, help="compare with these .pot files")
     parser.add_argument("--glossary", type=Path, default=GLOSSARY)
+    parser.add_argument("--base", metavar="REV",
+                        help="report only findings on entries changed since REV (review_diff.py)")
     args = parser.parse_args(argv)
     selected = set(args.check or CHECKS)
     langs = catalog_languages(parser, args.languages, args.locale_dir)
@@ -124,11 +126,20 @@ def main(argv=None):
         parser.error(f"glossary {args.glossary} not found")
     if args.pot_dir and not args.pot_dir.is_dir():
         parser.error(f"--pot-dir {args.pot_dir} is not a folder")
+    if args.base:  # a bad revision fails before the checks run
+        from translation.review_diff import ReviewError, changed_only, resolve_base
+
+        try:
+            base, _ = resolve_base(args.base, args.locale_dir)
+        except ReviewError as err:
+            parser.error(str(err))
     try:
         problems = run_checks(langs, selected, args.locale_dir, args.pot_dir, args.glossary)
     except RuntimeError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
+    if args.base:
+        problems = changed_only(problems, base, langs, args.locale_dir)
     for problem in problems:
         print(problem)
     counted = [p for p in problems if args.strict or p.check != "completeness"]
@@ -137,6 +148,7 @@ def main(argv=None):
         print(f"{unfinished} fuzzy or untranslated entries reported, not counted "
               "(STRICT=0)", file=sys.stderr)  # fmt: skip
     verdict = f"{len(counted)} problem(s) found" if counted else "all checks passed"
+    verdict += f" on what changed since {args.base}" if args.base else ""
     print(f"{verdict} ({', '.join(langs)})", file=sys.stderr)
     return 1 if counted else 0
 
