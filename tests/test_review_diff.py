@@ -114,6 +114,29 @@ def test_without_main_a_base_must_be_given_and_a_bad_one_is_refused(small_repo, 
     assert not (tmp_path / "out" / "index.html").exists()
 
 
+def test_the_git_diff_driver_hides_locations_and_wrapping(small_repo):
+    shutil.copytree(ROOT / "conf" / "translation", small_repo / "conf" / "translation",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    shutil.copy(ROOT / ".gitattributes", small_repo / ".gitattributes")
+    git(small_repo, "add", "-A")
+    git(small_repo, "commit", "--quiet", "-m", "the driver")
+    # The command docs/translating.md gives, word for word.
+    guide = (ROOT / "docs" / "translating.md").read_text("utf-8")
+    command = re.search(r"^git config diff\.po\.textconv .*$", guide, re.MULTILINE).group()
+    run(["sh", "-c", command], small_repo)
+    po = small_repo / "locale" / "zh_CN" / "LC_MESSAGES" / "index.po"
+    entries = read(po.read_text("utf-8"))
+    for entry in entries:
+        entry.references = [f"{name}:3" for name in entry.references]
+    po.write_text(render(entries, page_width=45, header=False), "utf-8")
+    assert git(small_repo, "diff", "--no-textconv").stdout.count("\n+") > 50
+    assert git(small_repo, "diff").stdout == ""  # only wrapping and locations changed
+    edit(po, 'msgstr "教程"', 'msgstr "教学"')
+    changed = git(small_repo / "locale", "diff").stdout  # from a subfolder too
+    assert [line for line in changed.splitlines() if line[:1] in "+-" and line[:3] not in
+            ("+++", "---")] == ['-msgstr "教程"', '+msgstr "教学"']  # fmt: skip
+
+
 @pytest.mark.parametrize("target", ["review-diff", "check"])
 def test_make_targets_refuse_a_bad_base_before_doing_anything(target):
     result = run(["make", "--no-print-directory", target, "BASE=no-such-revision-13"], ROOT,
@@ -291,8 +314,10 @@ def test_links_point_to_existing_anchors_of_the_built_pages(preview):
     _, html = preview
     review_page = html / "review" / "index.html"
     page = BeautifulSoup(review_page.read_text("utf-8"), "html.parser")
-    links = [a["href"] for e in page.select("li.entry") for a in e.find_all("a")]
-    assert len([link for link in links if "#" in link]) >= 8
+    present = [e for e in page.select("li.entry") if e["data-state"] not in ("removed", "obsolete")]
+    assert len(present) >= 7
+    links = [e.find("a")["href"] for e in present]
+    assert all("#" in link for link in links), links  # each to its section
     for link in links:
         target, _, anchor = link.partition("#")
         built = (review_page.parent / target).resolve()
@@ -359,6 +384,7 @@ def test_a_preview_without_the_base_fails_clearly(pull_request, tmp_path):
 @pytest.mark.browser
 @pytest.mark.gettext
 def test_the_review_page_in_chromium(preview):
+    from axe_playwright_python.sync_playwright import Axe
     from playwright.sync_api import sync_playwright
 
     _, html = preview
@@ -371,6 +397,8 @@ def test_the_review_page_in_chromium(preview):
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto((html / "review" / "index.html").as_uri())
         page.screenshot(path=str(shots / "review-page.png"), full_page=True)
+        violations = Axe().run(page).response["violations"]
+        assert violations == [], [(v["id"], v["nodes"][0]["target"]) for v in violations]
         deleted = page.locator("li.entry[data-state=became-fuzzy] dd[lang=en] del").first
         assert deleted.is_visible()
         style = deleted.evaluate("e => getComputedStyle(e).textDecorationLine")

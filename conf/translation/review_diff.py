@@ -508,12 +508,14 @@ code { font-family: ui-monospace, monospace; font-size: 0.9em; }
 table { border-collapse: collapse; margin: 1rem 0; }
 th, td { border: 1px solid #8c8c8c; padding: 0.2rem 0.6rem; text-align: right; }
 th:first-child, td:first-child, th:nth-child(2), td:nth-child(2) { text-align: left; }
+td:nth-child(2) { overflow-wrap: anywhere; }
 ol.entries { list-style: none; padding: 0; }
 li.entry { border: 1px solid #8c8c8c; border-radius: 6px; margin: 1rem 0; padding: 0.5rem 1rem; }
 dl { display: grid; grid-template-columns: 8rem 1fr; gap: 0.3rem 1rem; margin: 0.5rem 0; }
 dt { font-weight: 600; } dd { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 del { background: #ffe3e3; color: #7a0000; }
 ins { background: #dcf5e0; color: #0a4d17; text-decoration: underline; }
+del + ins { margin-left: 0.2em; }
 .badge { display: inline-block; border-radius: 4px; padding: 0 0.5rem; font-weight: 600;
          background: #e8e8e8; color: #1a1a1a; }
 .state-became-fuzzy, .state-untranslated { background: #fff0c2; color: #5c4300; }
@@ -541,7 +543,8 @@ def render_page(pages, base, outside):
             out.append("<p>No change to this language's translations.</p>")
         for page in sections:
             anchor = _slug(lang, page.domain)
-            out.append(f'<section aria-labelledby="{anchor}"><h3 id="{anchor}">'
+            # Named by language and page: every language has a page of that name.
+            out.append(f'<section aria-labelledby="{_slug(lang)} {anchor}"><h3 id="{anchor}">'
                        f"{html.escape(page.domain)}</h3>")  # fmt: skip
             if page.findings:
                 items = "".join(f"<li><code>[{html.escape(p.check)}]</code> "
