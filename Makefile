@@ -67,7 +67,7 @@ review-diff: $(VENV)/.installed ## What the catalogs' entries did since BASE (de
 	$(PY) conf/translation/review_diff.py $(if $(BASE),--base=$(BASE)) $(LANGUAGES)
 
 check: $(VENV)/.installed ## Check LANGUAGES' catalogs; STRICT=0 reports unfinished entries without failing; BASE=rev: only entries changed since rev
-	$(PY) conf/translation/run_checks.py --strict=$(STRICT) $(if $(BASE),--base=$(BASE)) $(LANGUAGES)
+	$(PY) conf/translation/run_checks.py --strict=$(STRICT) $(LANGUAGES)$(if $(BASE), --base=$(BASE))
 
 seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC, marked fuzzy (needs GNU gettext)
 	$(PY) conf/translation/seed_zh_tw.py

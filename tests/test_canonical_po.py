@@ -20,9 +20,9 @@ FORMAT = [sys.executable, str(ROOT / "conf" / "translation" / "format_catalogs.p
 
 
 def msgcat(path, width):
-    """The catalog at *path* as GNU gettext writes it at *width*, locations without lines."""
+    """The catalog at *path* as GNU gettext writes it at *width*."""
     return subprocess.run(
-        ["msgcat", f"--width={width}", "--add-location=file", str(path)],
+        ["msgcat", f"--width={width}", str(path)],
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
 
@@ -120,7 +120,7 @@ def test_format_po_keeps_every_entry_comment_and_flag_and_is_idempotent(tmp_path
     po = locale / "zh_CN" / "LC_MESSAGES" / "index.po"
     original = po.read_text("utf-8")
     header_end = original.index("\n\n")
-    messy = (original[:header_end].replace('"Language: zh_CN\\n"\n', "")
+    messy = (original[:header_end].replace('"Language: zh_CN\\n"', '"Language: zh-Hans\\n"')
              + '\n"X-Generator: Poedit 3.4\\n"\n"PO-Revision-Date: 2026-12-01 10:00+0800\\n"'
              + original[header_end:] + MESSY_ENTRY)  # fmt: skip
     po.write_text(messy, "utf-8")
@@ -135,7 +135,8 @@ def test_format_po_keeps_every_entry_comment_and_flag_and_is_idempotent(tmp_path
     assert "X-Generator" not in formatted and '"Language: zh_CN\\n"' in formatted
     assert '"PO-Revision-Date: YEAR-MO-DA HO:MI+ZONE\\n"' in formatted
     for kept in ("# A translator's note,  kept as written.", "#. An extracted comment",
-                 "#: docs/index.md docs/translating.md\n", "#, fuzzy, python-format, my-own-flag",
+                 "#: docs/index.md:12 docs/index.md:40 docs/translating.md\n",
+                 "#, fuzzy, python-format, my-own-flag",
                  '#~| msgid "An obsolete entry\'s previous English"', '#~ msgid "An obsolete entry"',
                  '#| msgid ""\n#| "The old English'):  # fmt: skip
         assert kept in formatted, kept

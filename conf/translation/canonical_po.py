@@ -1,9 +1,11 @@
 """The one form of a catalog: what ``make update-po`` writes, computed in Python.
 
 A catalog in this form differs from another only where their content does:
-same wrapping (``msgmerge --width=79``, reproduced by po_wrap.py), locations
-as file names without line numbers, the header fields of ``make update-po``
-in its order, obsolete entries last. ``make format-po`` writes it and
+same wrapping (``msgmerge --width=79``, reproduced by po_wrap.py), the same
+``#:`` lines, the header fields of ``make update-po`` in its order, obsolete
+entries last. (``make update-po`` writes locations without line numbers; a
+catalog's locations are left as they are, since only the English sources
+can say which line numbers are right.) ``make format-po`` writes it and
 ``make check`` reports a catalog that is not in it.
 
 The reader keeps every entry (obsolete ones too), translator and extracted
@@ -157,27 +159,29 @@ def read(text):
 
 
 def canonical_header(value, lang=None):
-    """Return the header *value* with update-po's fields, order and fixed values."""
+    """Return the header *value* with update-po's fields in its order, editors' stamps undone.
+
+    Fields gettext does not write (an editor's ``X-Generator``...) go; a
+    PO-Revision-Date and Language present get the values every catalog has.
+    """
     fields = {}
     for line in value.splitlines():
         name, sep, content = line.partition(":")
         if sep and name.strip() in HEADER_ORDER:
             fields[name.strip()] = content.strip()
-    fields.update(FIXED_HEADER)
-    if lang:
-        fields["Language"] = lang
+    fixed = {**FIXED_HEADER, **({"Language": lang} if lang else {})}
+    fields.update({name: fixed[name] for name in fields.keys() & fixed.keys()})
     return "".join(f"{name}: {fields[name]}\n" for name in HEADER_ORDER if name in fields)
 
 
 def canonical_references(references):
-    """File names only, each once, in order: update-po writes no line numbers."""
-    files = []
+    """The locations, each once, as gettext writes them (without a leading ``./``)."""
+    names = []
     for reference in references:
-        name = re.sub(r":\d+$", "", reference)
-        while name.startswith("./"):
-            name = name[2:]
-        files.append(name)
-    return list(dict.fromkeys(files))
+        while reference.startswith("./"):
+            reference = reference[2:]
+        names.append(reference)
+    return list(dict.fromkeys(names))
 
 
 def _flag_rank(flag):

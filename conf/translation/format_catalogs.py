@@ -5,8 +5,8 @@ Usage:
 
 LANG defaults to every translation in conf/languages.py. Each catalog of
 locale/<LANG>/LC_MESSAGES/ is rewritten in the canonical form of
-canonical_po.py: wrapped as ``msgmerge --width=79`` wraps, locations without
-line numbers, update-po's header fields. A PO editor's re-wrapping, its own
+canonical_po.py: wrapped as ``msgmerge --width=79`` wraps, with update-po's
+header fields. A PO editor's re-wrapping, its own
 header fields and its revision date go; entries, comments and flags stay
 (each rewrite is read back and compared before it is written). Running it
 twice changes nothing. It needs no GNU gettext.

@@ -1,10 +1,10 @@
 """canonical: a catalog not in the one form ``make update-po`` writes.
 
-Re-wrapped lines, location comments with line numbers, an editor's header
-fields or revision date bury the real change of a pull request in noise. The
-canonical text is computed in Python (translation/canonical_po.py), so this
-check needs no GNU gettext; ``make format-po`` writes it. A catalog that
-cannot be read is left to the ``syntax`` check.
+Re-wrapped lines, an editor's header fields or revision date bury the real
+change of a pull request in noise. The canonical text is computed in Python
+(translation/canonical_po.py), so this check needs no GNU gettext;
+``make format-po`` writes it. A catalog that cannot be read is left to the
+``syntax`` check.
 """
 
 from translation.canonical_po import CatalogError, canonical_text, catalog_language, first_difference
