@@ -18,13 +18,16 @@ RUNS         ?= 20
 LOAD         ?= 8
 SIDE_BY_SIDE ?= 1
 VERBOSE      ?=
+OUTPUTS      ?=
+SHARD        ?= 1/1
+OUT          ?= _build/outputs.tar.gz
 export SPHINXOPTS VERBOSE
 # Named in the "waiting for ..." message of a build that finds this one running.
 export DP_COMMAND := make $(or $(MAKECMDGOALS),help)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv html gettext update-po prune-po format-po stat review review-diff check \
-        seed-zh_TW livehtml test bench stress clean
+.PHONY: help venv html outputs gettext update-po prune-po format-po stat review review-diff \
+        check seed-zh_TW livehtml test bench stress clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -37,8 +40,11 @@ $(VENV)/.installed: requirements.txt
 
 venv: $(VENV)/.installed ## Create .venv from requirements.txt (done by every target)
 
-html: $(VENV)/.installed ## Build LANGUAGES (default: all) into _build/html/<lang>/; VERBOSE=1 shows Sphinx's progress
-	$(PY) conf/build/build_site.py html $(LANGUAGES)
+html: $(VENV)/.installed ## Build LANGUAGES (default: all) into _build/html/<lang>/; OUTPUTS= recordings to use; VERBOSE=1 shows Sphinx's progress
+	$(PY) conf/build/build_site.py html $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
+
+outputs: $(VENV)/.installed ## Execute the examples (SHARD=K/N for one shard) here and record their output into OUT
+	$(PY) conf/build/outputs.py record --shard $(SHARD) --out $(OUT)
 
 gettext: $(VENV)/.installed ## Extract the English messages into _build/gettext/**.pot
 	$(PY) -m sphinx -b gettext -c conf $(SPHINXOPTS) -d _build/doctrees/gettext \

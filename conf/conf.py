@@ -36,11 +36,15 @@ extensions = [
     "sphinxext.example_guard",
     "sphinxext.gallery_reuse",
     "sphinxext.reproducible_zips",
+    "sphinxext.provenance",
     "sphinxext.bilingual",
+    "sphinxext.translation_safety",  # translations add words, never markup or script
+    "sphinxext.content_security_policy",
     "sphinxext.chinese_search",
     "sphinxext.translation_status",
     "sphinxext.navigation_refresh",
     "sphinxext.theme_strings",
+    "sphinxext.caption_levels",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -69,7 +73,7 @@ html_theme = "furo"
 html_title = project
 html_static_path = ["_static"]
 html_css_files = ["site.css"]
-html_js_files = ["bilingual.js", "search_summary.js"]
+html_js_files = ["bilingual.js", "search_summary.js", "accessibility.js"]
 html_copy_source = False
 html_show_sourcelink = False
 html_last_updated_fmt = None
@@ -103,7 +107,9 @@ sphinx_gallery_conf = {
     "filename_pattern": r"/plot_",
     "within_subsection_order": "FileNameSortKey",
     "image_scrapers": ("matplotlib",),
-    "reset_modules": ("matplotlib", "sphinxext.example_guard.arm_timeout"),
+    "reset_modules": (
+        "matplotlib", "sphinxext.example_guard.arm_timeout", "sphinxext.provenance.record",
+    ),  # fmt: skip
     "reset_modules_order": "both",
     # Run times change on every build; they must never become msgids.
     "min_reported_time": float("inf"),

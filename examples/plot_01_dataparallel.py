@@ -312,14 +312,20 @@ class EmulatedDataParallel(nn.DataParallel):
 # %%
 # The function below wraps a module for ``n_gpus`` GPUs: in the real
 # ``nn.DataParallel`` when the machine has that many, otherwise in the
-# emulation. It also returns the device to put the inputs on.
+# emulation. It prints which one it chose and returns the device to put the
+# inputs on.
 
 
 def wrap(module, n_gpus):
-    """Return ``module`` wrapped for ``n_gpus`` GPUs, real or emulated, and its device."""
+    """Return ``module`` wrapped for ``n_gpus`` GPUs, real or emulated, and its device.
+
+    It also prints which of the two it is, as the first line of the output.
+    """
     if torch.cuda.device_count() >= n_gpus:
+        print(f"# {n_gpus} × {torch.cuda.get_device_name(0)} (real nn.DataParallel)")
         where = torch.device("cuda:0")
         return nn.DataParallel(module.to(where), device_ids=list(range(n_gpus))), where
+    print(f"# {n_gpus} GPU{'s' if n_gpus > 1 else ''} emulated on CPU")
     return EmulatedDataParallel(module, n_gpus), torch.device("cpu")
 
 
@@ -378,10 +384,6 @@ def run_on(n_gpus):
     seen = []
     inner.register_forward_pre_hook(lambda module, args: seen[-1].append(len(args[0])))
     model, where = wrap(inner, n_gpus)
-    if where.type == "cuda":
-        print(f"# {n_gpus} × {torch.cuda.get_device_name(0)} (real nn.DataParallel)")
-    else:
-        print(f"# {n_gpus} GPU{'s' if n_gpus > 1 else ''} emulated on CPU")
     for data in rand_loader:
         seen.append([])
         input = data.to(where)

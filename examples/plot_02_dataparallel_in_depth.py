@@ -134,6 +134,38 @@ for n in range(2, 9):
     print(f"{n} GPUs: largest batch that leaves a GPU idle: {largest_batch_leaving_a_gpu_idle(n)}")
 
 # %%
+# The same split as a picture, for some batch sizes on 8 GPUs: each row is
+# one batch, each square one GPU with the number of rows it gets, and a grey
+# square a GPU left idle.
+
+try:
+    import matplotlib.pyplot as plt
+except ImportError:
+    plt = None
+    print("matplotlib is not installed, so the figure is skipped.")
+
+if plt is not None:
+    sizes = (10, 17, 24, 25, 30, 33, 49, 50)
+    fig, ax = plt.subplots(figsize=(6.4, 3.4), layout="constrained")
+    for row, rows in enumerate(sizes):
+        chunks = [len(chunk) for chunk in torch.chunk(torch.empty(rows), gpus)]
+        for gpu in range(gpus):
+            busy = gpu < len(chunks)
+            ax.add_patch(plt.Rectangle((gpu, row), 0.9, 0.8, color="tab:blue" if busy else "0.85"))
+            if busy:
+                ax.text(gpu + 0.45, row + 0.4, chunks[gpu], ha="center", va="center",
+                        color="white", fontsize=8)  # fmt: skip
+    ax.set_xlim(-0.1, gpus)
+    ax.set_ylim(len(sizes), -0.2)
+    ax.set_xticks([gpu + 0.45 for gpu in range(gpus)], [f"GPU {gpu}" for gpu in range(gpus)])
+    ax.set_yticks([row + 0.4 for row in range(len(sizes))], [f"{rows} rows" for rows in sizes])
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    ax.set_title("Rows each of 8 GPUs gets from one batch (grey: idle)")
+    plt.show()
+
+# %%
 # A batch size that is a multiple of the number of GPUs gives every GPU the
 # same number of rows. Watch the last, shorter batch of an epoch: it can
 # leave GPUs idle, and, as the next section shows, it can give a GPU a

@@ -386,9 +386,9 @@ def _as_rank(rank, world_size, ports, results, target, args):
 
 # %%
 # The last helper runs the tutorial's training in ``world_size`` processes.
-# It first sums up what the processes reported (how many samples each one
-# got, how many of those were repeats, and the global batch of each step),
-# then prints every process's lines.
+# It first says how many processes ran and where, then sums up what they
+# reported (how many samples each one got, how many of those were repeats,
+# and the global batch of each step), then prints every process's lines.
 
 runs = {}
 
@@ -397,6 +397,7 @@ def run_with(world_size):
     """Train on ``world_size`` CPU processes; sum up, then print their lines."""
     args = (per_process_batch_size(world_size), False)  # False: no GPU
     reports = launch(world_size, run_rank, args)
+    print(f"# {world_size} process{'es' if world_size > 1 else ''} on the CPU (gloo)")
     done = [value for _, value in reports]
     counts = [len(d["samples"]) for d in done]
     distinct = len({sample for d in done for sample in d["samples"]})
@@ -436,6 +437,34 @@ if __name__ == "__main__":
     for epoch in range(3):
         sampler.set_epoch(epoch)
         print(f"epoch {epoch}, set_epoch({epoch}): {list(sampler)[:8]} ...")
+
+# %%
+# The same rule as a picture: the position of each sample in the shuffled
+# order, coloured by the process that gets it, for 2, 3 and 8 processes.
+# The hatched positions after the 100th are the repeated samples that make
+# the shares equal.
+
+try:
+    import matplotlib.pyplot as plt
+except ImportError:
+    plt = None
+    print("matplotlib is not installed, so the figure is skipped.")
+
+if __name__ == "__main__" and plt is not None:
+    fig, ax = plt.subplots(figsize=(6.4, 2.4), layout="constrained")
+    colours = plt.get_cmap("tab10").colors
+    sizes = (2, 3, 8)
+    for row, world_size in enumerate(sizes):
+        total = len(DistributedSampler(dataset, num_replicas=world_size, rank=0)) * world_size
+        for position in range(total):
+            repeated = position >= len(dataset)
+            ax.barh(row, 1, left=position, color=colours[position % world_size],
+                    hatch="////" if repeated else None, edgecolor="white", linewidth=0.3)  # fmt: skip
+    ax.set_yticks(range(len(sizes)), [f"{n} processes" for n in sizes])
+    ax.invert_yaxis()
+    ax.set_xlabel("position in the shuffled order (hatched: repeated)")
+    ax.set_title("Which process gets each sample")
+    plt.show()
 
 # %%
 # Without ``set_epoch`` every epoch repeats the same order.
@@ -621,9 +650,10 @@ if __name__ == "__main__":
 #
 # .. list-table::
 #    :header-rows: 1
+#    :stub-columns: 1
 #    :widths: 22 39 39
 #
-#    * -
+#    * - Aspect
 #      - ``nn.DataParallel``
 #      - ``DistributedDataParallel``
 #    * - Processes

@@ -1,14 +1,18 @@
-"""Shared fixtures: one full build of the site for every end-to-end test.
+"""Shared fixtures: one full build of the site for every end-to-end test, served
+over HTTP and read in one headless Chromium (Playwright).
 
 Tests that need an optional tool carry its marker (``browser``: Chromium;
 ``gettext``: GNU gettext); where the tool is missing they are skipped, and
 the session says so at its start, with how to install it.
 """
 
+import functools
+import http.server
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -22,6 +26,10 @@ from languages import LANGUAGES  # noqa: E402
 
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]  # fmt: skip
+DESKTOP = {"width": 1280, "height": 900}
 OPTIONAL_TOOLS = {
     # marker: (what, installed?, how to install it)
     "browser": (f"Chromium ({CHROMIUM})", lambda: Path(CHROMIUM).exists(),
@@ -86,3 +94,64 @@ def languages():
     """The site's languages."""
     return LANGUAGES
 
+
+class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files, quietly; a missing page gets <lang>/404.html, as on Read the Docs."""
+
+    def log_message(self, *args):
+        pass
+
+    def send_error(self, code, message=None, explain=None):
+        lang = self.path.lstrip("/").split("/", 1)[0]
+        page = Path(self.directory, lang, "404.html")
+        codes = [language.sphinx for language in LANGUAGES]
+        if code != 404 or lang not in codes or not page.is_file():
+            return super().send_error(code, message, explain)
+        body = page.read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="session")
+def base_url(site):
+    """Serve the built site on a free port; yield its root URL."""
+    handler = functools.partial(SiteHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/"
+    server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium for the session (Playwright allows one sync driver at a time)."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM} (set CHROMIUM=path)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def open_page(browser):
+    """Return ``open_page(url, viewport=DESKTOP, **context_options)``; closes them after."""
+    contexts = []
+
+    def open_page(url, viewport=DESKTOP, **options):
+        context = browser.new_context(viewport=viewport, **options)
+        contexts.append(context)
+        page = context.new_page()
+        page.goto(url)
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()

@@ -74,6 +74,18 @@ def test_untranslated_fuzzy_and_identical_paragraphs_get_no_copy(zh_tw):
     assert english_after(same) is None
 
 
+def test_text_left_in_english_is_marked_english(zh_tw):
+    """A screen reader reads it in English; the badge after it stays in the page's language."""
+    soup, _ = zh_tw
+    for text in ("An untranslated paragraph.", "whose translation is fuzzy"):
+        original = paragraph(soup, text)
+        assert original.get("lang") is None  # site.css's badge is this element's ::after
+        assert [child.name for child in original.children] == ["span"]
+        assert original.span["lang"] == "en" and text in original.span.get_text()
+    translated = paragraph(soup, "斑馬的譯文")
+    assert not translated.find(lang=True)
+
+
 def test_lists_stay_compact(zh_tw):
     soup, _ = zh_tw
     body = soup.find(attrs={"role": "main"})

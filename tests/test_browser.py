@@ -1,89 +1,26 @@
 """The reader's experience, checked in a real headless Chromium (Playwright).
 
 The built site (the ``site`` fixture) is served on 127.0.0.1 the way a host
-serves it: missing pages get the language's own 404 page. Every test saves a
-screenshot of what it checked under _build/screenshots/.
+serves it (``base_url`` in conftest.py): missing pages get the language's own
+404 page. Without Chromium the tests are skipped (the ``browser`` fixture).
+Every test saves a screenshot of what it checked under _build/screenshots/.
 """
 
-import functools
-import http.server
 import json
-import os
-import threading
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 pytestmark = pytest.mark.browser  # skipped, and said at the start, without Chromium
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "_build" / "screenshots"
-ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]  # fmt: skip
 TUTORIAL = "auto_examples/plot_01_dataparallel.html"
 LANGS = ["en", "zh_CN", "zh_TW"]
 HTML_LANG = {"en": "en", "zh_CN": "zh-CN", "zh_TW": "zh-TW"}
 PHONE = {"width": 375, "height": 812}
 DESKTOP = {"width": 1280, "height": 900}
 MAX_FIRST_LOAD = 400_000  # bytes, uncompressed, every file of the tutorial's first load
-
-
-class SiteHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files, quietly; a missing page gets <lang>/404.html, as on Read the Docs."""
-
-    def log_message(self, *args):
-        pass
-
-    def send_error(self, code, message=None, explain=None):
-        lang = self.path.lstrip("/").split("/", 1)[0]
-        page = Path(self.directory, lang, "404.html")
-        if code != 404 or lang not in LANGS or not page.is_file():
-            return super().send_error(code, message, explain)
-        body = page.read_bytes()
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
-@pytest.fixture(scope="session")
-def base_url(site):
-    """Serve the built site on a free port; yield its root URL."""
-    handler = functools.partial(SiteHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/"
-    server.shutdown()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    """One headless Chromium for the session."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def open_page(browser):
-    """Return ``open_page(url, viewport=DESKTOP, **context_options)``; closes them after."""
-    contexts = []
-
-    def open_page(url, viewport=DESKTOP, **options):
-        context = browser.new_context(viewport=viewport, **options)
-        contexts.append(context)
-        page = context.new_page()
-        page.goto(url)
-        return page
-
-    yield open_page
-    for context in contexts:
-        context.close()
 
 
 def shot(target, name):

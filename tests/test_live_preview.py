@@ -89,7 +89,8 @@ def edit_entry(project, msgid_start, change):
 def test_a_tutorial_catalog_edit_reaches_the_preview(preview):
     project, base = preview
     page = wait_for(base + TUTORIAL + ".html", "</html>")
-    assert "/_live/status" in page  # the reload script is there
+    assert '<script src="/_live/reload.js">' in page  # the reload script is there
+    assert "/_live/status" in fetch(base.replace("zh_TW/", "_live/reload.js"))
     catalog = polib.pofile(str(project / CATALOG))
     # The first paragraph of prose with a translation: any will do.
     first = next(e for e in catalog if e.translated() and len(e.msgid) > 60)
@@ -98,6 +99,29 @@ def test_a_tutorial_catalog_edit_reaches_the_preview(preview):
     wait_for(base + TUTORIAL + ".html", marker)
     status = fetch(base.replace("zh_TW/", "_live/status"))
     assert '"ok": true' in status
+
+
+@pytest.mark.browser
+def test_the_open_page_reloads_itself_under_the_sites_policy(preview, browser):
+    project, base = preview
+    context = browser.new_context()
+    # Runs again in the reloaded page, before its own scripts.
+    context.add_init_script("""window.violations = [];
+document.addEventListener("securitypolicyviolation",
+  (e) => window.violations.push(e.violatedDirective));""")
+    try:
+        page = context.new_page()
+        page.goto(base + TUTORIAL + ".html")
+        page.evaluate("window.notReloaded = true")
+        catalog = polib.pofile(str(project / CATALOG))
+        first = next(e for e in catalog if e.translated() and len(e.msgid) > 60)
+        marker = "重新載入測試標記"
+        edit_entry(project, first.msgid[:40], lambda text: text + marker)
+        page.wait_for_function(f"document.body.innerText.includes({marker!r})", timeout=120_000)
+        assert page.evaluate("window.notReloaded") is None  # a reload, by the page itself
+        assert page.evaluate("window.violations") == []
+    finally:
+        context.close()
 
 
 def test_an_english_page_edit_reaches_the_preview(preview):

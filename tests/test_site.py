@@ -179,3 +179,19 @@ def test_status_page_names_pages_by_their_translated_titles(site, lang):
     interface = catalog.find("The site's interface: menus, buttons and labels").msgstr
     assert interface and interface in table.get_text()
     assert "sphinx" not in [cell.get_text(strip=True) for cell in table.select("tbody td")]
+
+
+def test_every_tutorial_draws_its_own_thumbnail(site):
+    """Each example draws a figure, which Sphinx-Gallery makes its card's thumbnail.
+
+    (Without one, the card would show Sphinx-Gallery's placeholder picture.)
+    """
+    examples = sorted((site.parent.parent / "examples").glob("*.py"))
+    images = site / "en" / "_images"
+    for example in examples:
+        page = BeautifulSoup((site / "en/auto_examples" / f"{example.stem}.html").read_text("utf-8"),
+                             "html.parser")  # fmt: skip
+        figures = page.select("img.sphx-glr-single-img")
+        assert figures, f"{example.name} draws no figure"
+        assert all(img.get("alt") for img in figures), example.name
+        assert all((images / Path(img["src"]).name).is_file() for img in figures)

@@ -86,6 +86,16 @@ def input_digest(lang):
     return digest.hexdigest()
 
 
+def machinery_digest():
+    """Hash what turns sources into pages: conf/ (extensions, templates) and the pins."""
+    digest = hashlib.sha256(" ".join(SPHINX_OPTS).encode())
+    files = [ROOT / "requirements.txt", *(ROOT / "conf").rglob("*")]
+    for path in sorted(files):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 def sphinx_build(lang, outdir, doctrees, log=None, env=None):
     """Run sphinx-build for *lang*, its output to *log* if given; return its exit code."""
     cmd = [
@@ -154,22 +164,50 @@ def write_root_index(outdir):
     (outdir / "index.html").write_text(page, "utf-8")
 
 
-def build_local(langs):
-    """Build *langs* (default: all) into _build/html/<lang>/ plus the root index."""
+def use_recordings(sources, stamps):
+    """Install recorded example output (make html OUTPUTS=...); False if one is unusable."""
+    from build.outputs import OutputsError, install
+
+    try:
+        report, changed = install(sources)
+    except OutputsError as err:
+        print(f"error: {err}; nothing was built", file=sys.stderr)
+        return False
+    for line in report:
+        print(f"--- {line} ---", flush=True)
+    if changed:  # the pages of every language show other output now
+        for stamp in stamps.glob("*.sha256"):
+            stamp.unlink()
+    return True
+
+
+def build_local(langs, outputs=()):
+    """Build *langs* (default: all) into _build/html/<lang>/ plus the root index.
+
+    *outputs* are recordings (files or URLs) of executed examples to use.
+    """
     langs = select(langs)
     outdir = ROOT / "_build" / "html"
     outdir.mkdir(parents=True, exist_ok=True)
     stamps = ROOT / "_build" / "stamps"
     stamps.mkdir(parents=True, exist_ok=True)
+    if outputs and not use_recordings(outputs, stamps):
+        return 1
     todo = []
+    machinery = machinery_digest()
     for lang in langs:
         stamp = stamps / f"{lang}.sha256"
         digest = input_digest(lang)
         if (outdir / lang).is_dir() and stamp.is_file() and stamp.read_text() == digest:
             print(f"--- {lang}: nothing changed since the last build ---")
-        else:
-            stamp.unlink(missing_ok=True)
-            todo.append((lang, stamp, digest))
+            continue
+        stamp.unlink(missing_ok=True)
+        todo.append((lang, stamp, digest))
+        built_with = stamps / f"{lang}.machinery.sha256"
+        if not built_with.is_file() or built_with.read_text() != machinery:
+            # Sphinx re-reads only changed sources; pages made by other code must all
+            # be made again.
+            (ROOT / "_build" / "doctrees" / lang / "environment.pickle").unlink(missing_ok=True)
     # Only what will be rebuilt: the others' catalogs passed at their last build.
     broken = refused([lang for lang, _, _ in todo], {"syntax"})
     if broken:
@@ -185,6 +223,7 @@ def build_local(langs):
         )  # fmt: skip
         if ok:
             stamp.write_text(digest)
+            (stamps / f"{lang}.machinery.sha256").write_text(machinery)
             page = os.path.relpath(outdir / lang / "index.html")
             print(f"--- {lang}: published in {time.monotonic() - start:.0f} s: {page} ---",
                   flush=True)  # fmt: skip
@@ -243,6 +282,22 @@ def build_readthedocs():
         return 2
     if refused([lang], {"syntax"} | CONTENT_CHECKS):
         return 1
+    # DP_OUTPUTS_URL: where the GPU workflow publishes recordings, "{commit}" for
+    # this build's commit; several URLs are tried in turn. None: execute here.
+    templates = os.environ.get("DP_OUTPUTS_URL", "")
+    if templates:
+        from build.outputs import OutputsError, published
+
+        commit = os.environ.get("READTHEDOCS_GIT_COMMIT_HASH", "unknown")
+        try:
+            url = published(templates, commit)
+        except OutputsError as err:
+            print(f"error: {err}; nothing was built", file=sys.stderr)
+            return 1
+        if url is None:
+            print("--- no published recording: the examples are executed here ---", flush=True)
+        elif not use_recordings([url], ROOT / "_build" / "stamps"):
+            return 1
     output.mkdir(parents=True, exist_ok=True)
     ok = build_atomically(lang, output / "html", ROOT / "_build" / "doctrees" / f"rtd-{lang}")
     return 0 if ok else 1
@@ -299,13 +354,15 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=["html", "readthedocs"])
     parser.add_argument("languages", nargs="*", help="default: every language of the table")
+    parser.add_argument("--outputs", nargs="+", default=[], metavar="FILE_OR_URL",
+                        help="recorded example output to use (make outputs)")
     args = parser.parse_args(argv)
     what = os.environ.get("DP_COMMAND") or f"build_site.py {args.mode}"
     try:
         with held(ROOT, what):  # one build at a time in this checkout
             if args.mode == "readthedocs":
                 return build_readthedocs()
-            return build_local(args.languages)
+            return build_local(args.languages, args.outputs)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -40,9 +40,12 @@ ROOT = Path(__file__).resolve().parents[2]
 WATCHED = ("docs", "examples", "locale", "conf")
 NOT_WATCHED = ("docs/auto_examples/",)
 STATUS = "/_live/status"
+RELOAD = "/_live/reload.js"
 POLL_SECONDS = 0.1
-# Injected into every served page: poll the status, reload after a new build.
-RELOAD_SCRIPT = b"""<script>(() => {
+# Loaded by every served page: poll the status, reload after a new build. A
+# file, not an inline script: the pages' Content-Security-Policy
+# (conf/sphinxext/content_security_policy.py) runs no inline script.
+RELOAD_SCRIPT = b"""(() => {
   let seen = null;
   const poll = async () => {
     try {
@@ -62,7 +65,9 @@ RELOAD_SCRIPT = b"""<script>(() => {
     setTimeout(poll, 250);
   };
   poll();
-})();</script>""" % STATUS.encode()
+})();
+""" % STATUS.encode()
+RELOAD_TAG = b'<script src="%s"></script>' % RELOAD.encode()
 
 
 def snapshot(root):
@@ -183,6 +188,8 @@ class PreviewHandler(http.server.SimpleHTTPRequestHandler):
             return self.end_headers()
         if self.path == STATUS:
             return self.send_bytes(self.status_file.read_bytes(), "application/json")
+        if self.path == RELOAD:
+            return self.send_bytes(RELOAD_SCRIPT, "text/javascript")
         path = Path(self.translate_path(self.path))
         if path.is_dir():
             path = path / "index.html"
@@ -190,7 +197,7 @@ class PreviewHandler(http.server.SimpleHTTPRequestHandler):
             page = path.read_bytes()
             cut = page.rfind(b"</body>")
             cut = len(page) if cut < 0 else cut
-            return self.send_bytes(page[:cut] + RELOAD_SCRIPT + page[cut:], "text/html")
+            return self.send_bytes(page[:cut] + RELOAD_TAG + page[cut:], "text/html")
         return super().do_GET()
 
     def send_bytes(self, body, kind):

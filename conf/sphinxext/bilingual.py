@@ -6,9 +6,10 @@ translatable paragraph and section title (a title's copy is a paragraph).
 After translation, :class:`DropNeedlessCopies` removes the copies whose
 original stayed English, and marks paragraphs whose catalog entry is fuzzy
 (fuzzy entries are not compiled, so only the ``.po`` knows). ``bilingual.js``
-shows the copies when the reader ticks the toggle. English builds, the
-gettext builder included, are left untouched, so copies never reach a
-``.pot``.
+shows the copies when the reader ticks the toggle. :class:`MarkEnglish`
+marks what is still English (untranslated or fuzzy) as ``lang="en"``, so that
+a screen reader reads it in English. English builds, the gettext builder
+included, are left untouched, so copies never reach a ``.pot``.
 """
 
 from pathlib import Path
@@ -98,6 +99,24 @@ class DropNeedlessCopies(SphinxTransform):
                 lst["classes"].append("compact")
 
 
+class MarkEnglish(SphinxTransform):
+    """Mark the text of paragraphs and titles left untranslated as English."""
+
+    default_priority = 960  # after Sphinx's AddTranslationClasses (950) set "untranslated"
+
+    def apply(self, **kwargs):
+        if not is_translated_build(self.config):
+            return
+        for node in list(self.document.findall(nodes.TextElement)):
+            if "untranslated" not in node["classes"] or isinstance(node, nodes.FixedTextElement):
+                continue
+            # Wrap the text, not the element: the badge that site.css adds after
+            # it ("not yet translated") is in the page's language.
+            text = node.children[:]
+            node.clear()
+            node += nodes.inline("", "", *text, classes=["language-en"])
+
+
 def _is_copy(node):
     return isinstance(node, nodes.paragraph) and COPY in node["classes"]
 
@@ -109,7 +128,8 @@ def _ancestors(node):
 
 
 def setup(app):
-    """Register both transforms."""
+    """Register the transforms."""
     app.add_transform(KeepEnglish)
     app.add_transform(DropNeedlessCopies)
+    app.add_transform(MarkEnglish)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,5 +1,6 @@
 """Language-dependent settings, applied once ``-D language=`` is known."""
 
+import html
 import os
 
 from languages import by_sphinx_code
@@ -27,9 +28,11 @@ def translated_site_title(app, pagename, templatename, context, doctree):
 
     ``html_title`` is one English string for every language; the sidebar brand
     and every ``<title>`` would otherwise stay English on the Chinese sites.
+    Escaped: the theme writes ``docstitle`` as HTML (it is ``html_title``),
+    and a translated title's text may hold ``<``.
     """
     if app.config.language != "en" and app.config.root_doc in app.env.titles:
-        context["docstitle"] = app.env.titles[app.config.root_doc].astext()
+        context["docstitle"] = html.escape(app.env.titles[app.config.root_doc].astext())
 
 
 def setup(app):

@@ -1,0 +1,381 @@
+"""A translation adds words, never script (conf/sphinxext/translation_safety.py).
+
+Every kind of injection is tried in a catalog of a tiny project with a reST
+page and a MyST page (tests/roots/translation-safety), built without ``-W``:
+the build must fail naming the catalog and line, and what it wrote must hold
+no script. The same markup in the English sources must build. Then the two
+attacks of the issue go into the real site's catalogs: ``make html`` must fail
+and keep the last good site, and Chromium loads a preview built anyway, and
+the real site under its Content-Security-Policy.
+"""
+
+import functools
+import hashlib
+import http.server
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import polib
+import pytest
+from bs4 import BeautifulSoup
+from build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+
+TESTS = Path(__file__).resolve().parent
+FIXTURE = TESTS / "roots" / "translation-safety"
+ENV = {**os.environ, "PYTHONPATH": str(TESTS.parent / "conf")}
+SHOTS = TESTS.parent / "_build" / "screenshots"
+SECRET = "TOP-SECRET-7f3c"  # in secret.txt beside the fixture's pages: must never be published
+TUTORIAL = "auto_examples/plot_01_dataparallel.html"
+
+RST = ("index.po", "A plain paragraph about zebras.")
+MYST = ("page.po", "A plain paragraph about giraffes.")
+FOOTER = 'Made with <a href="https://www.sphinx-doc.org/">Sphinx</a>'
+# id: (catalog, msgid, msgstr, what the refusal says)
+INJECTIONS = {
+    "rst-raw-role": (*RST, "斑馬 :raw-html:`<img src=x onerror=alert(1)>`", "raw html"),
+    "rst-raw-directive": (*RST, ".. raw:: html\n\n   <script>alert(1)</script>", "spans lines"),
+    "rst-directive-after-text": (*RST, "斑馬。\u2028\u2028.. raw:: html\u2028\u2028   <b>x</b>",
+                                 "spans lines"),
+    "rst-javascript-link": (*RST, "斑馬 `點這裡 <javascript:alert(1)>`_", "not http(s)"),
+    "rst-image": (*RST, ".. image:: javascript:alert(1)", "not one paragraph"),
+    "rst-include": (*RST, ".. include:: secret.txt", "not one paragraph"),
+    "rst-literalinclude": (*RST, ".. literalinclude:: secret.txt", "not one paragraph"),
+    "rst-only": (*RST, ".. only:: html", "not one paragraph"),
+    "rst-download-role": (*RST, "斑馬 :download:`檔案 <secret.txt>`", "download_reference"),
+    "rst-title": ("index.po", "Safety", "安全 :raw-html:`<img src=x onerror=1>`", "raw html"),
+    "myst-inline-html": (*MYST, '長頸鹿 <img src=x onerror="alert(1)">', "raw html"),
+    "myst-html-block": (*MYST, '<div onclick="alert(1)">長頸鹿</div>', "not one paragraph"),
+    "myst-link": (*MYST, "長頸鹿 [點這裡](ftp://example.org/) [x](javascript:alert(1))",
+                  "not http(s)"),
+    "myst-image": (*MYST, "長頸鹿 ![x](secret.txt)", "image"),
+    "myst-eval-rst": (*MYST, "```{eval-rst}\n.. raw:: html\n\n   <b>x</b>\n```", "spans lines"),
+    "myst-include": (*MYST, "```{include} secret.txt", "not one paragraph"),
+    "myst-raw-role": (*MYST, "長頸鹿 {raw-html}`<img src=x onerror=alert(1)>`", "raw html"),
+    "myst-download-role": (*MYST, "長頸鹿 {download}`檔 <secret.txt>`", "download_reference"),
+    "myst-title": ("page.po", "A MyST page", "頁面 <img src=x onerror=alert(1)>", "raw html"),
+    "interface-html": ("sphinx.po", FOOTER, '以 <a href="javascript:alert(1)">Sphinx</a> 建置',
+                       "HTML is not exactly"),
+    "interface-attribute": ("sphinx.po", "A title", '標題" onmouseover="alert(1)', 'adds "'),
+    "interface-css": ("sphinx.po", "Label", '標籤"; } </style><script>alert(1)</script><style>',
+                      "HTML is not exactly"),
+}  # fmt: skip
+
+
+def fixture_copy(tmp_path, translations=None):
+    """Copy the fixture project, set *translations* {catalog: {msgid: msgstr}}; return it."""
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURE, src)
+    (src / "secret.txt").write_text(SECRET + "\n", "utf-8")
+    for catalog, entries in (translations or {}).items():
+        po = polib.pofile(str(src / "locale" / "zh_TW" / "LC_MESSAGES" / catalog), wrapwidth=0)
+        for msgid, msgstr in entries.items():
+            po.find(msgid).msgstr = msgstr
+        po.save()
+    return src.resolve()
+
+
+def msgstr_line(po, msgid):
+    """The line number of *msgid*'s msgstr in the catalog file *po*."""
+    lines = Path(po).read_text("utf-8").splitlines()
+    quoted = 'msgid "' + msgid.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    start = lines.index(quoted)
+    return next(n for n in range(start + 1, len(lines) + 1) if lines[n - 1].startswith("msgstr"))
+
+
+def sphinx(src, out, *options, language="zh_TW", werror=False):
+    """Build *src* into *out* (without -W unless *werror*); return the finished process."""
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-D", f"language={language}",
+           "-d", str(out.with_name(out.name + "-doctrees")), *options, str(src), str(out)]
+    cmd += ["-W", "--keep-going"] if werror else []  # fmt: skip
+    return subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+
+
+def scripts_in(folder):
+    """What in *folder*'s pages could run: on* attributes, javascript: URLs, <script> alerts."""
+    found = []
+    for page in sorted(Path(folder).rglob("*.html")):
+        soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
+        for element in soup.find_all(True):
+            for name, value in element.attrs.items():
+                value = " ".join(value) if isinstance(value, list) else value
+                if name.lower().startswith("on") or re.match(r"\s*javascript:", value, re.I):
+                    found.append(f"{page.name}: <{element.name} {name}={value!r}>")
+            if element.name == "script" and "alert" in element.get_text():
+                found.append(f"{page.name}: <script>{element.get_text()}</script>")
+    return found
+
+
+def published(folder, text):
+    """The files under *folder* that contain *text*."""
+    return [p for p in Path(folder).rglob("*") if p.is_file() and text.encode() in p.read_bytes()]
+
+
+def test_faithful_translations_build_and_keep_the_englishs_markup(tmp_path):
+    src = fixture_copy(tmp_path)
+    result = sphinx(src, tmp_path / "out", werror=True)
+    assert result.returncode == 0, result.stderr
+    index = BeautifulSoup((tmp_path / "out" / "index.html").read_text("utf-8"), "html.parser")
+    page = BeautifulSoup((tmp_path / "out" / "page.html").read_text("utf-8"), "html.parser")
+    # The raw HTML, mailto link and download that the English has are kept.
+    assert index.find("kbd").get_text() == "Ctrl" and page.find("kbd").get_text() == "Tab"
+    assert index.find("a", href=re.compile("^mailto:")).get_text() == "郵件連結"
+    assert index.find("a", class_="download").get_text() == "下載"
+    assert index.find("img")["alt"] == "一匹斑馬"
+    # So are the interface strings' HTML, in text, attribute and CSS.
+    interface = index.find("p", class_="interface")
+    assert interface["title"] == "一個標題" and interface.find("a").get_text() == "Sphinx"
+    assert '--label: "標籤"' in index.find("style").get_text()
+
+
+@pytest.mark.parametrize("case", INJECTIONS)
+def test_injection_fails_the_build_and_is_shown_as_text(tmp_path, case):
+    catalog, msgid, msgstr, reason = INJECTIONS[case]
+    src = fixture_copy(tmp_path, {catalog: {msgid: msgstr}})
+    result = sphinx(src, tmp_path / "out")  # no -W: refusals fail the build anyway
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    po = src / "locale" / "zh_TW" / "LC_MESSAGES" / catalog
+    location = f"{po}:{msgstr_line(po, msgid)}: ERROR: translation refused"
+    assert location in output and reason in output, output
+    # What was written is neutralised: nothing runs, nothing is included.
+    assert scripts_in(tmp_path / "out") == []
+    assert published(tmp_path / "out", SECRET) == []
+
+
+@pytest.mark.parametrize(
+    "msgid, msgstr, reason",
+    [('<hr class="fixture">', '<img src=x onerror="alert(1)">', "raw html"),
+     (".. image:: zebra.svg", ".. image:: secret.txt", "image")],
+)  # fmt: skip
+def test_additional_targets_keep_the_englishs_markup(tmp_path, msgid, msgstr, reason):
+    """With raw blocks and images translatable, a translation still cannot change them."""
+    src = fixture_copy(tmp_path, {"index.po": {msgid: msgstr}})
+    targets = "gettext_additional_targets=raw,image"
+    faithful = sphinx(fixture_copy(tmp_path / "faithful"), tmp_path / "faithful-out", "-D", targets)
+    assert faithful.returncode == 0, faithful.stderr
+    result = sphinx(src, tmp_path / "out", "-D", targets)
+    assert result.returncode != 0
+    line = msgstr_line(src / "locale" / "zh_TW" / "LC_MESSAGES" / "index.po", msgid)
+    assert f"index.po:{line}: ERROR: translation refused" in result.stderr
+    assert reason in result.stderr
+    assert scripts_in(tmp_path / "out") == []
+    assert published(tmp_path / "out", SECRET) == []
+
+
+def test_refused_translation_still_fails_an_unchanged_rebuild(tmp_path):
+    catalog, msgid, msgstr, _ = INJECTIONS["rst-javascript-link"]
+    src = fixture_copy(tmp_path, {catalog: {msgid: msgstr}})
+    assert sphinx(src, tmp_path / "out").returncode != 0
+    again = sphinx(src, tmp_path / "out")  # nothing to re-read
+    assert again.returncode != 0
+    assert "not http(s)" in again.stderr
+
+
+def test_translations_js_beside_the_catalogs_stops_the_build(tmp_path):
+    src = fixture_copy(tmp_path)
+    script = src / "locale" / "zh_TW" / "LC_MESSAGES" / "sphinx.js"
+    script.write_text("alert(1);\n", "utf-8")
+    result = sphinx(src, tmp_path / "out")
+    assert result.returncode != 0
+    assert f"{script}: would be served as every page's translations.js" in result.stderr
+    assert not (tmp_path / "out" / "index.html").exists()
+
+
+ENGLISH_RST = """
+English :raw-html:`<img src=x onerror="alert(1)">` and `a link <javascript:alert(1)>`_.
+
+.. raw:: html
+
+   <div onclick="alert(1)">A block.</div>
+"""
+ENGLISH_MYST = """
+English <img src=x onerror="alert(1)"> inline.
+
+<div onclick="alert(1)">A block.</div>
+"""
+
+
+@pytest.mark.parametrize("language", ["en", "zh_TW"])
+def test_english_sources_are_trusted(tmp_path, language):
+    src = fixture_copy(tmp_path)
+    for name, added in (("index.rst", ENGLISH_RST), ("page.md", ENGLISH_MYST)):
+        (src / name).write_text((src / name).read_text("utf-8") + added, "utf-8")
+    result = sphinx(src, tmp_path / "out", language=language, werror=True)
+    assert result.returncode == 0, result.stderr
+    found = scripts_in(tmp_path / "out")
+    expected = ["index.html: <img onerror=", "index.html: <a href='javascript:alert(1)'>",
+                "index.html: <div onclick=", "page.html: <img onerror=", "page.html: <div onclick="]
+    for start in expected:
+        assert any(item.startswith(start) for item in found), (start, found)
+
+
+# -- The real site -------------------------------------------------------------
+
+
+def tree_digest(folder):
+    """One sha256 over every file under *folder* and its path."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(folder).rglob("*")):
+        if path.is_file():
+            digest.update(path.relative_to(folder).as_posix().encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files, without a log line per request."""
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def serve():
+    """Return ``serve(folder)``: its root URL on 127.0.0.1, served until the test ends."""
+    servers = []
+
+    def serve(folder):
+        handler = functools.partial(QuietHandler, directory=str(folder))
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_port}/"
+
+    yield serve
+    for server in servers:
+        server.shutdown()
+
+
+# Records what a page's scripts and its policy did, before any of its own scripts run.
+WATCH = """
+window.__seen = {violations: [], errors: []};
+document.addEventListener("securitypolicyviolation",
+  (e) => window.__seen.violations.push(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}`));
+window.addEventListener("error", (e) => window.__seen.errors.push(String(e.message)));
+"""
+# Every element that could run script from an attribute or a URL.
+SCRIPTED = """() => [...document.querySelectorAll("*")].flatMap((el) => [...el.attributes]
+  .filter((a) => /^on/i.test(a.name) || /^\\s*javascript:/i.test(a.value))
+  .map((a) => `<${el.localName} ${a.name}="${a.value}">`))"""
+
+
+@pytest.fixture
+def visit(browser):
+    """Return ``visit(url, shot=None, route=None)``: the settled page and its dialogs."""
+    contexts = []
+
+    def visit(url, shot=None, route=None):
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        contexts.append(context)
+        context.add_init_script(WATCH)
+        page = context.new_page()
+        dialogs = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        if route:
+            page.route(url, route)
+        page.goto(url)
+        page.wait_for_load_state("networkidle")
+        if shot:
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / f"{shot}.png"))
+        return page, dialogs
+
+    yield visit
+    for context in contexts:
+        context.close()
+
+
+def first_msgid(po, start):
+    """The first msgid of the catalog *po* that starts with *start*."""
+    return next(entry.msgid for entry in polib.pofile(str(po)) if entry.msgid.startswith(start))
+
+
+def inject(po, msgid, append=None, replace=None):
+    """Append to (or replace) *msgid*'s translation in the catalog *po*."""
+    catalog = polib.pofile(str(po), wrapwidth=0)
+    entry = catalog.find(msgid)
+    entry.msgstr = replace if replace is not None else entry.msgstr + append
+    catalog.save()
+
+
+@pytest.mark.browser
+def test_make_html_refuses_the_issues_attacks_and_a_preview_runs_none(site, tmp_path, visit, serve):
+    project = copy_project(tmp_path / "project")
+    shutil.copytree(site / "zh_TW", project / "_build" / "html" / "zh_TW")
+    before = tree_digest(project / "_build" / "html" / "zh_TW")
+    messages = project / "locale" / "zh_TW" / "LC_MESSAGES"
+    landing = messages / "index.po"  # MyST
+    tutorial = messages / "auto_examples" / "plot_01_dataparallel.po"  # reST
+    landing_msgid = first_msgid(landing, "This site teaches")
+    tutorial_msgid = first_msgid(tutorial, "PyTorch runs your model")
+    inject(landing, landing_msgid, append=' <img src=x onerror="alert(1)">')
+    inject(tutorial, tutorial_msgid, append=" `點這裡 <javascript:alert(2)>`_")
+    # Plain text that looks like HTML is words, not markup: shown, and never run.
+    title = "PyTorch 中的資料平行 <img src=x onerror=alert(3)>"
+    escaped = title.replace("<", "&lt;").replace(">", "&gt;")  # MyST: entities are text
+    inject(landing, "Data parallelism in PyTorch", replace=escaped)
+
+    result = subprocess.run(["make", "html", "LANGUAGES=zh_TW"], cwd=project,
+                            capture_output=True, text=True, timeout=600)  # fmt: skip
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-3000:]
+    refused = [(landing, landing_msgid, "raw html"),
+               (tutorial, tutorial_msgid, "a link that is not http(s)")]
+    for po, msgid, reason in refused:
+        line = msgstr_line(po, msgid)
+        assert f"{po.resolve()}:{line}: ERROR: translation refused: {reason}" in output
+    assert tree_digest(project / "_build" / "html" / "zh_TW") == before
+    assert not (project / "_build" / "html" / ".zh_TW.staging").exists()
+
+    # A host that published a build without -W would serve this: nothing runs.
+    preview = tmp_path / "preview"
+    built = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", "conf", "-D", "language=zh_TW",
+         "-d", str(tmp_path / "doctrees"), "docs", str(preview)],
+        cwd=project, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert built.returncode != 0
+    root = serve(preview)
+    for path, shown in (("index.html", 'onerror="alert(1)"'), (TUTORIAL, "javascript:alert(2)")):
+        page, dialogs = visit(root + path, shot=f"translation-safety-{Path(path).stem}")
+        assert dialogs == []
+        assert page.evaluate(SCRIPTED) == []
+        assert shown in page.inner_text("article")  # the translator sees what was refused
+    page, _ = visit(root + "index.html")
+    assert page.inner_text(".sidebar-brand-text") == title and page.title() == title
+
+
+@pytest.mark.browser
+def test_site_scripts_run_under_its_content_security_policy(site, visit, serve):
+    root = serve(site)
+    for path in (f"zh_TW/{TUTORIAL}", "zh_CN/index.html", "en/search.html?q=DataParallel",
+                 "zh_TW/search.html?q=批次"):  # fmt: skip
+        page, _ = visit(root + path)
+        assert "Content-Security-Policy" in page.content()
+        seen = page.evaluate("window.__seen")
+        assert seen == {"violations": [], "errors": []}, (path, seen)
+        assert page.evaluate("document.body.dataset.theme") == "auto"  # the theme's inline script
+        if "search" in path:
+            page.locator("#search-results ul.search li a").first.wait_for(timeout=15_000)
+
+
+@pytest.mark.browser
+def test_content_security_policy_stops_script_that_got_into_a_page(site, visit, serve):
+    root = serve(site)
+    html = (site / "zh_TW" / "index.html").read_text("utf-8")
+    planted = html.replace("<article", '<img src="x" onerror="alert(1)">'
+                           '<a id="planted" href="javascript:alert(2)">planted</a><article', 1)
+
+    def fulfil(route):
+        route.fulfill(body=planted, content_type="text/html; charset=utf-8")
+
+    page, dialogs = visit(root + "zh_TW/planted.html", route=fulfil)
+    page.click("#planted")
+    page.wait_for_timeout(500)
+    assert dialogs == []
+    directives = {v.split()[0] for v in page.evaluate("window.__seen.violations")}
+    assert directives == {"script-src-attr", "script-src-elem"}, directives
