@@ -383,33 +383,22 @@ def test_a_preview_without_the_base_fails_clearly(pull_request, tmp_path):
 
 @pytest.mark.browser
 @pytest.mark.gettext
-def test_the_review_page_in_chromium(preview):
-    from playwright.sync_api import sync_playwright
-
-    try:  # axe-core where installed; requirements.txt does not pin it
-        from axe_playwright_python.sync_playwright import Axe
-    except ImportError:
-        Axe = None
+def test_the_review_page_in_chromium(preview, open_page):
+    from axe_playwright_python.sync_playwright import Axe
 
     _, html = preview
     shots = ROOT / "_build" / "screenshots"
     shots.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
-            args=["--no-sandbox", "--disable-gpu"], headless=True)  # fmt: skip
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto((html / "review" / "index.html").as_uri())
-        page.screenshot(path=str(shots / "review-page.png"), full_page=True)
-        violations = Axe().run(page).response["violations"] if Axe else []
-        assert violations == [], [(v["id"], v["nodes"][0]["target"]) for v in violations]
-        deleted = page.locator("li.entry[data-state=became-fuzzy] dd[lang=en] del").first
-        assert deleted.is_visible()
-        style = deleted.evaluate("e => getComputedStyle(e).textDecorationLine")
-        assert "line-through" in style
-        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
-        page.locator("li.entry[data-state=changed] a").first.click()
-        page.wait_for_load_state()
-        assert "/zh_TW/index.html#" in page.url  # the translated page, at the section
-        assert page.locator(f"[id='{page.url.split('#')[1]}']").is_visible()
-        browser.close()
+    page = open_page((html / "review" / "index.html").as_uri())
+    page.screenshot(path=str(shots / "review-page.png"), full_page=True)
+    violations = Axe().run(page).response["violations"]
+    assert violations == [], [(v["id"], v["nodes"][0]["target"]) for v in violations]
+    deleted = page.locator("li.entry[data-state=became-fuzzy] dd[lang=en] del").first
+    assert deleted.is_visible()
+    assert "line-through" in deleted.evaluate("e => getComputedStyle(e).textDecorationLine")
+    # No sideways scrolling on a desktop screen.
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    page.locator("li.entry[data-state=changed] a").first.click()
+    page.wait_for_load_state()
+    assert "/zh_TW/index.html#" in page.url  # the translated page, at the section
+    assert page.locator(f"[id='{page.url.split('#')[1]}']").is_visible()
