@@ -26,8 +26,8 @@ export SPHINXOPTS VERBOSE
 export DP_COMMAND := make $(or $(MAKECMDGOALS),help)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv html outputs gettext update-po prune-po format-po stat review review-diff \
-        check seed-zh_TW livehtml test bench stress clean
+.PHONY: help venv html pdf epub outputs gettext update-po prune-po format-po stat review \
+        review-diff check seed-zh_TW livehtml test bench stress clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -45,6 +45,12 @@ html: $(VENV)/.installed ## Build LANGUAGES (default: all) into _build/html/<lan
 
 outputs: $(VENV)/.installed ## Execute the examples (SHARD=K/N for one shard) here and record their output into OUT
 	$(PY) conf/build/outputs.py record --shard $(SHARD) --out $(OUT)
+
+pdf: html ## Build LANGUAGES' PDF into _build/pdf/<lang>/ (after html; runs no example)
+	$(PY) conf/build/build_offline.py pdf $(LANGUAGES)
+
+epub: html ## Build LANGUAGES' EPUB into _build/epub/<lang>/ (after html; runs no example)
+	$(PY) conf/build/build_offline.py epub $(LANGUAGES)
 
 gettext: $(VENV)/.installed ## Extract the English messages into _build/gettext/**.pot
 	$(PY) -m sphinx -b gettext -c conf $(SPHINXOPTS) -d _build/doctrees/gettext \

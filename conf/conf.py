@@ -45,6 +45,7 @@ extensions = [
     "sphinxext.navigation_refresh",
     "sphinxext.theme_strings",
     "sphinxext.caption_levels",
+    "sphinxext.offline_copies",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -77,10 +78,44 @@ html_js_files = ["bilingual.js", "search_summary.js", "accessibility.js"]
 html_copy_source = False
 html_show_sourcelink = False
 html_last_updated_fmt = None
+# Furo's sidebar, with this language's PDF and EPUB below the navigation.
+html_sidebars = {
+    "**": [
+        "sidebar/brand.html",
+        "sidebar/search.html",
+        "sidebar/scroll-start.html",
+        "sidebar/navigation.html",
+        "sidebar/offline-downloads.html",
+        "sidebar/ethical-ads.html",
+        "sidebar/scroll-end.html",
+        "sidebar/variant-selector.html",
+    ]
+}
 html_theme_options = {
     "top_of_page_buttons": [],
     "navigation_with_keys": True,
 }
+
+# -- Offline copies: PDF (LaTeX) and EPUB --------------------------------------
+
+# File names, fonts and the table of contents' title depend on the language:
+# sphinxext/offline_copies.py fills them in.
+offline_basename = "data-parallelism-in-pytorch"
+latex_engine = "xelatex"
+latex_use_xindy = False  # the site has no index; makeindex ships with TeX Live
+latex_domain_indices = False
+latex_elements = {
+    "papersize": "a4paper",
+    "printindex": "",
+    # Long code and output lines wrap, breaking inside a word if they must.
+    "sphinxsetup": "verbatimforcewraps=true, verbatimmaxunderfull=0",
+    # A glyph missing from every font is an error (with its line), not a
+    # log line nobody reads: build_offline.py reports it with its page.
+    "preamble": "\\tracinglostchars=3\n",
+}
+epub_show_urls = "no"
+epub_use_index = False
+epub_copyright = copyright
 
 # -- 404 page (sphinx-notfound-page) -----------------------------------------
 

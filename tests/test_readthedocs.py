@@ -59,3 +59,11 @@ def test_readthedocs_build(site, tmp_path, lang):
     assert (html / "index.html").is_file() and (html / "404.html").is_file()
     not_found = (html / "404.html").read_text("utf-8")
     assert f"/{lang.rtd}/latest/_static/" in not_found
+    # Read the Docs serves the one file in pdf/ and in epub/ as the downloads,
+    # at the address the sidebar links to.
+    downloads = {a.get_text(strip=True): a["href"] for a in soup.select(".offline-downloads a")}
+    for fmt in ("pdf", "epub"):
+        files = list((tmp_path / "out" / fmt).iterdir())
+        assert [f.name for f in files] == [f"data-parallelism-in-pytorch-{lang.sphinx}.{fmt}"]
+        assert files[0].stat().st_size > 50_000
+        assert downloads[fmt.upper()] == f"/_/downloads/{lang.rtd}/latest/{fmt}/"

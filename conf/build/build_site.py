@@ -96,14 +96,14 @@ def machinery_digest():
     return digest.hexdigest()
 
 
-def sphinx_build(lang, outdir, doctrees, log=None, env=None):
+def sphinx_build(lang, outdir, doctrees, log=None, env=None, builder="html"):
     """Run sphinx-build for *lang*, its output to *log* if given; return its exit code."""
     cmd = [
-        sys.executable, "-m", "sphinx", "-b", "html", "-c", str(ROOT / "conf"),
+        sys.executable, "-m", "sphinx", "-b", builder, "-c", str(ROOT / "conf"),
         "-D", f"language={lang}", "-d", str(doctrees), *QUIET, *SPHINX_OPTS,
         str(ROOT / "docs"), str(outdir),
     ]  # fmt: skip
-    sys.stdout.write(f"--- building {lang} ---\n")  # one write: builds run in threads
+    sys.stdout.write(f"--- building {lang} ({builder}) ---\n")  # one write: builds run in threads
     sys.stdout.flush()
     if log is None:
         return subprocess.run(cmd, cwd=ROOT, env=env).returncode
@@ -267,16 +267,21 @@ def build_local(langs, outputs=()):
     return 0
 
 
+def readthedocs_target():
+    """Return this Read the Docs build's Sphinx language and output folder; ValueError if none."""
+    try:
+        lang = from_readthedocs(os.environ["READTHEDOCS_LANGUAGE"])
+        return lang, Path(os.environ["READTHEDOCS_OUTPUT"]).resolve()
+    except KeyError as missing:
+        raise ValueError(f"{missing} is not set; is this Read the Docs?") from None
+
+
 def build_readthedocs():
     """Build the language of this Read the Docs project into $READTHEDOCS_OUTPUT/html."""
     if os.environ.get("READTHEDOCS_VERSION_TYPE") == "external":
         return build_pull_request(Path(os.environ["READTHEDOCS_OUTPUT"]).resolve())
     try:
-        lang = from_readthedocs(os.environ["READTHEDOCS_LANGUAGE"])
-        output = Path(os.environ["READTHEDOCS_OUTPUT"]).resolve()
-    except KeyError as missing:
-        print(f"error: {missing} is not set; is this Read the Docs?", file=sys.stderr)
-        return 2
+        lang, output = readthedocs_target()
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -9,7 +9,8 @@ original stayed English, and marks paragraphs whose catalog entry is fuzzy
 shows the copies when the reader ticks the toggle. :class:`MarkEnglish`
 marks what is still English (untranslated or fuzzy) as ``lang="en"``, so that
 a screen reader reads it in English. English builds, the gettext builder
-included, are left untouched, so copies never reach a ``.pot``.
+included, are left untouched, so copies never reach a ``.pot``, and neither
+do the offline copies (PDF, EPUB).
 """
 
 from pathlib import Path
@@ -19,6 +20,8 @@ from docutils import nodes
 from sphinx.transforms import SphinxTransform
 from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import extract_messages
+
+from .offline_copies import is_offline
 
 COPY = "bilingual-en"
 # Paragraphs that are only a download button: a second, English button helps nobody.
@@ -64,8 +67,8 @@ class KeepEnglish(SphinxTransform):
     default_priority = 15  # before sphinx.transforms.i18n.Locale (20)
 
     def apply(self, **kwargs):
-        if not is_translated_build(self.config):
-            return
+        if not is_translated_build(self.config) or is_offline(self.env):
+            return  # a PDF or EPUB has no toggle to hide the copies behind
         fuzzy = fuzzy_msgids(self.env, self.env.current_document.docname)
         for node, msg in list(extract_messages(self.document)):
             is_title = isinstance(node, nodes.title) and isinstance(node.parent, nodes.section)

@@ -8,7 +8,8 @@ gallery is ready, and then only read it: Sphinx-Gallery's generation step is
 switched off in them, so no two processes ever write the same generated file
 (two followers regenerating the gallery's index at once used to remove each
 other's ``index.rst.new``). A follower checks that every example's page is
-there and was made from the current source, and fails otherwise.
+there and was made from the current source, and fails otherwise. The PDF and
+EPUB builds (``build_offline.py``) are followers of the last HTML build.
 
 It also skips importing matplotlib in a build that will execute no example:
 Sphinx-Gallery imports ``matplotlib.pyplot`` in every build, even when
@@ -48,6 +49,14 @@ def stale_examples(examples, gallery):
     return stale
 
 
+def outdated_gallery(examples, gallery):
+    """Return the examples, and gallery pages, that keep *gallery* from being reused as it is."""
+    examples, gallery = Path(examples), Path(gallery)
+    stale = stale_examples(examples, gallery)
+    pages = [gallery / "index.rst"] + [gallery / (p.stem + ".rst") for p in examples.glob("*.py")]
+    return stale + [page.name for page in pages if not page.is_file()]
+
+
 def nothing_to_run(examples, gallery):
     """True if every example in *examples* matches its last executed copy in *gallery*."""
     return not stale_examples(examples, gallery)
@@ -83,10 +92,7 @@ def check_gallery_is_current(app):
     examples, gallery = conf["examples_dirs"], conf["gallery_dirs"]
     examples = examples if isinstance(examples, str) else examples[0]
     gallery = gallery if isinstance(gallery, str) else gallery[0]
-    examples, gallery = Path(app.srcdir, examples), Path(app.srcdir, gallery)
-    stale = stale_examples(examples, gallery)
-    pages = [gallery / "index.rst"] + [gallery / (p.stem + ".rst") for p in examples.glob("*.py")]
-    stale += [page.name for page in pages if not page.is_file()]
+    stale = outdated_gallery(Path(app.srcdir, examples), Path(app.srcdir, gallery))
     if stale:
         raise ExtensionError(
             "the gallery this language was to reuse is missing or out of date for: "

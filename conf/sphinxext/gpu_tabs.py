@@ -4,12 +4,15 @@ Sphinx-Gallery pages are linear (prose, code, output, prose, ...), so a
 ``tab-set`` directive cannot wrap code cells. Instead the example marks its
 Results section with ``.. rst-class:: gpu-tabs`` and writes one subsection
 per GPU count; this transform rebuilds them as the containers sphinx-design's
-own ``tab-set`` directive creates, and sphinx-design renders them.
+own ``tab-set`` directive creates, and sphinx-design renders them. The
+offline copies (PDF, EPUB) keep the subsections, one after another.
 """
 
 from docutils import nodes
 from sphinx.transforms import SphinxTransform
 from sphinx_design.shared import create_component
+
+from .offline_copies import is_offline
 
 
 class SectionsToTabs(SphinxTransform):
@@ -19,6 +22,8 @@ class SectionsToTabs(SphinxTransform):
     default_priority = 800
 
     def apply(self, **kwargs):
+        if is_offline(self.env):
+            return  # on paper and in e-readers the results follow one another
         for section in list(self.document.findall(nodes.section)):
             if "gpu-tabs" not in section["classes"]:
                 continue

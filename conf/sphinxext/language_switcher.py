@@ -36,6 +36,8 @@ def home_links(current, language_dirs, languages):
 
 def add_links(app, pagename, templatename, context, doctree):
     """Expose ``language_links`` to templates and add hreflang <link>s."""
+    if app.builder.name == "epub":
+        return  # an e-book holds one language, and no other page to link to
     config = app.config
     args = (config.language, config.site_language_dirs, config.site_languages)
     if pagename == config.notfound_pagename:

@@ -1,0 +1,153 @@
+"""The offline copies: PDF (LaTeX through xelatex) and EPUB, and the site's links to them.
+
+For the ``latex`` and ``epub`` builders it sets the language's file name and
+CJK fonts (Noto CJK, SC glyphs for Simplified, TC for Traditional Chinese),
+and in the PDF shows each output block under the site's translated "Out:"
+label; ``gpu_tabs.py`` and ``bilingual.py`` ask
+:func:`is_offline` to keep the GPU results as sections one after another and
+to leave out the hidden English copies. For the HTML builder it gives the
+templates ``offline_downloads``: where this language's PDF and EPUB are, on
+Read the Docs or beside the local build (``_build/pdf/<lang>/``).
+"""
+
+import datetime
+import os
+
+from docutils import nodes
+from sphinx.locale import _
+from sphinx.util import texescape
+
+from languages import by_sphinx_code
+
+BUILDERS = ("latex", "epub")
+# Noto CJK's regional subsets: the same character drawn the way its readers expect.
+CJK_REGION = {"Hans": "SC", "Hant": "TC"}
+CJK_FONTS = r"""
+\setCJKmainfont{Noto Serif CJK %(region)s}
+\setCJKsansfont{Noto Sans CJK %(region)s}
+\setCJKmonofont{Noto Sans Mono CJK %(region)s}
+"""
+# Sphinx-Gallery's download buttons, and its note "Go to the end to download ...".
+WEB_ONLY = ("sphx-glr-footer", "sphx-glr-download-link-note")
+
+
+def is_offline(env):
+    """True in a build of an offline copy (PDF or EPUB); transforms pass their ``env``."""
+    return getattr(env, "offline_copy", False)
+
+
+def note_builder(app):
+    """Record on the environment, where transforms can see it, whether this build is offline.
+
+    An EPUB 3 must have a version; the site has none, so the EPUB's is its build date.
+    Its navigation page gets a title in its language.
+    """
+    app.env.offline_copy = app.builder.name in BUILDERS
+    if app.builder.name == "epub":
+        if not app.config.version:
+            app.config.version = datetime.date.today().isoformat()
+        # Sphinx names the EPUB's navigation page in English whatever the language.
+        app.builder.guide_titles = {**app.builder.guide_titles, "toc": _("Table of Contents")}
+
+
+def file_stem(config):
+    """The offline copies' file name without extension: ``<offline_basename>-<language>``."""
+    return f"{config.offline_basename}-{config.language}"
+
+
+def configure(app, config):
+    """Set the language-dependent LaTeX and EPUB values."""
+    lang = by_sphinx_code(config.language)
+    stem = file_stem(config)
+    # Only the pages of the root's toctrees: its own text is about the website
+    # (language links, download buttons). translated_title() sets the title.
+    config.latex_documents = [
+        (config.root_doc, stem + ".tex", config.project, config.author, "howto", True)
+    ]
+    # English pages hold Chinese too (the translation status names the languages).
+    region = CJK_REGION.get(lang.script, "SC")
+    # Sphinx titles the table of contents after the first toctree's caption
+    # ("Tutorials"), though it lists every page; babel and polyglossia are off
+    # so that a plain \renewcommand after Sphinx's own takes effect.
+    contents = texescape.escape(_("Table of Contents"), config.latex_engine)
+    config.latex_elements = {
+        **config.latex_elements,
+        "babel": "",
+        "polyglossia": "",
+        "fontenc": r"\usepackage{xeCJK}",  # loads fontspec
+        "preamble": config.latex_elements.get("preamble", "")
+        + CJK_FONTS % {"region": region}
+        + "\\renewcommand{\\contentsname}{%s}\n" % contents,
+    }
+    config.epub_basename = stem
+    config.epub_language = lang.html  # a BCP 47 tag (zh-CN), not Sphinx's zh_CN
+    # E-readers tell books apart by this: the three languages must differ.
+    config.epub_identifier = stem
+
+
+def translated_title(app, env):
+    """Name the PDF and the EPUB after the root page's title, in their language."""
+    title = env.titles.get(env.config.root_doc)
+    if title is None:
+        return
+    if app.builder.name == "epub":
+        app.config.epub_title = title.astext()
+    elif app.builder.name == "latex":  # read when writing starts, after this event
+        escaped = texescape.escape(title.astext(), app.config.latex_engine)
+        app.config.latex_documents = [
+            (doc, target, escaped, *rest)
+            for doc, target, _old_title, *rest in app.config.latex_documents
+        ]
+
+
+def label_outputs(app, doctree, docname):
+    """In the PDF, put the site's "Out:" label above each executed output.
+
+    The site and the EPUB draw it with CSS (site.css), which LaTeX does not read.
+    """
+    if app.builder.name != "latex":
+        return
+    for block in list(doctree.findall(nodes.literal_block)):
+        if "sphx-glr-script-out" in block["classes"]:
+            label = nodes.paragraph("", "", nodes.emphasis(text=_("Out:")))
+            block.parent.insert(block.parent.index(block), label)
+
+
+def drop_download_notes(app, doctree, docname):
+    """In the EPUB, drop the gallery's download buttons and the note pointing to them.
+
+    Sphinx-Gallery marks them ``only:: html``, which the EPUB builder also
+    renders, but it packs no scripts or notebooks for them to download.
+    """
+    if app.builder.name != "epub":
+        return
+    for node in list(doctree.findall(nodes.Element)):
+        if any(c in node["classes"] for c in WEB_ONLY) and node.parent is not None:
+            node.parent.remove(node)
+
+
+def add_download_links(app, pagename, templatename, context, doctree):
+    """Give the templates this language's offline copies as ``(label, href)``."""
+    if app.builder.name != "html":
+        return
+    stem, lang = file_stem(app.config), by_sphinx_code(app.config.language)
+    version = os.environ.get("READTHEDOCS_VERSION")
+    up = "../" * (pagename.count("/") + 2)  # _build/html/<lang>/<page>.html -> _build/
+    context["offline_downloads"] = [
+        # Where Read the Docs serves a version's downloads, or the local build's file.
+        (fmt.upper(), f"/_/downloads/{lang.rtd}/{version}/{fmt}/" if version
+         else f"{up}{fmt}/{lang.sphinx}/{stem}.{fmt}")
+        for fmt in ("pdf", "epub")
+    ]  # fmt: skip
+
+
+def setup(app):
+    """Register the file name setting and the handlers."""
+    app.add_config_value("offline_basename", "site", "env")
+    app.connect("config-inited", configure)
+    app.connect("builder-inited", note_builder, priority=400)  # before EPUB checks its values
+    app.connect("env-updated", translated_title)
+    app.connect("doctree-resolved", label_outputs)
+    app.connect("doctree-resolved", drop_download_notes)
+    app.connect("html-page-context", add_download_links)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
