@@ -163,6 +163,20 @@ def test_check_with_a_base_reports_only_changed_entries(small_repo, tmp_path):
     assert "1 problem(s) found on what changed since HEAD" in changed.stderr
 
 
+def test_the_pull_request_workflow_calls_the_targets_tested_here():
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "review.yml").read_text("utf-8"))
+    assert "pull_request" in workflow[True]  # YAML 1.1 reads the key "on" as True
+    steps = workflow["jobs"]["review"]["steps"]
+    script = "\n".join(step.get("run", "") for step in steps)
+    targets = set(re.findall(r"^([a-zA-Z_-]+):", (ROOT / "Makefile").read_text("utf-8"), re.M))
+    called = re.findall(r"\bmake ([a-z-]+)", script)
+    assert {"html", "check", "review-diff"} <= set(called) <= targets, called
+    assert 'BASE="$BASE"' in script and "pull_request.base.sha" in str(workflow["jobs"])
+    assert "_build/review/summary.md >> \"$GITHUB_STEP_SUMMARY\"" in script
+    (upload,) = [step for step in steps if step.get("uses", "").startswith("actions/upload-artifact")]
+    assert upload["with"]["path"].split() == ["_build/html", "_build/review"]
+
+
 # -- A pull request made with the real tools, and its Read the Docs preview ---
 
 
