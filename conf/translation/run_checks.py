@@ -24,6 +24,7 @@ of the translation (msgstr) it is about. Errors fail; warnings, printed as
     safety        a translation adds a link to another site, a non-http(s)
                   link, HTML or a directive
     code          translated Python (literal blocks, doctests) is another program
+    canonical     a catalog not in the form make update-po writes (make format-po fixes it)
     completeness  fuzzy or untranslated entries; errors only with --strict=1
 
 Only translated, non-fuzzy entries are checked for their content: a fuzzy or
@@ -56,7 +57,8 @@ import polib
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from translation.catalog_report import catalog_languages  # noqa: E402
 from translation.checks import (  # noqa: E402
-    code, completeness, markup, references, safety, script_mix, sync, syntax, terminology, unused,
+    canonical, code, completeness, markup, references, safety, script_mix, sync, syntax,
+    terminology, unused,
 )  # fmt: skip
 from translation.checks.common import (  # noqa: E402
     ERROR, GLOSSARY, ROOT, WARNING, Message, Problem, shown,
@@ -73,8 +75,9 @@ ENTRY_CHECKS = {
     "safety": safety.check,
     "code": code.check,
 }
-CHECKS = ("out-of-sync", "syntax", *ENTRY_CHECKS, "completeness")
-PUBLISH_CHECKS = tuple(c for c in CHECKS if c not in ("out-of-sync", "completeness"))
+CHECKS = ("out-of-sync", "syntax", *ENTRY_CHECKS, "completeness", "canonical")
+# The form of a catalog (canonical) is the reviewer's concern, not the reader's.
+PUBLISH_CHECKS = tuple(c for c in CHECKS if c not in ("out-of-sync", "completeness", "canonical"))
 LOCALE = ROOT / "locale"
 
 
@@ -100,6 +103,8 @@ def check_catalog(po_path, lang, selected, project):
     """Yield the problems of one catalog for the *selected* checks."""
     if "syntax" in selected:
         yield from syntax.check(po_path)
+    if "canonical" in selected:
+        yield from canonical.check(po_path)
     try:
         catalog = project.load(po_path)
         lines = Path(po_path).read_text("utf-8").splitlines()
@@ -174,6 +179,8 @@ def main(argv=None):
     parser.add_argument("--locale-dir", type=Path, default=LOCALE)
     parser.add_argument("--pot-dir", type=Path, help="compare with these .pot files")
     parser.add_argument("--glossary", type=Path, default=GLOSSARY)
+    parser.add_argument("--base", metavar="REV",
+                        help="report only findings on entries changed since REV (review_diff.py)")
     args = parser.parse_args(argv)  # fmt: skip
     selected = set(args.check or CHECKS)
     langs = catalog_languages(parser, args.languages, args.locale_dir)
@@ -182,6 +189,13 @@ def main(argv=None):
     for option, folder in (("--pot-dir", args.pot_dir), ("--sources", args.sources)):
         if folder and not folder.is_dir():
             parser.error(f"{option} {folder} is not a folder")
+    if args.base:  # a bad revision fails before the checks run
+        from translation.review_diff import ReviewError, changed_only, resolve_base
+
+        try:
+            base, _ = resolve_base(args.base, args.locale_dir)
+        except ReviewError as err:
+            parser.error(str(err))
     try:
         problems = run_checks(langs, selected, args.locale_dir, args.pot_dir, args.glossary,
                               args.sources, args.syntax)  # fmt: skip
@@ -191,6 +205,8 @@ def main(argv=None):
     if not args.strict:  # unfinished entries are reported, not counted
         problems = [replace(p, severity=WARNING) if p.check == "completeness" else p
                     for p in problems]  # fmt: skip
+    if args.base:
+        problems = changed_only(problems, base, langs, args.locale_dir)
     if args.severity == ERROR:
         problems = [p for p in problems if p.severity == ERROR]
     for problem in problems:
@@ -200,6 +216,7 @@ def main(argv=None):
     counts = f"{failing} error(s)" if failing else "all checks passed"
     if warnings:
         counts += f", {warnings} warning(s)"
+    counts += f" on what changed since {args.base}" if args.base else ""
     print(f"{counts} ({', '.join(langs)})", file=sys.stderr)
     return 1 if failing else 0
 
