@@ -160,7 +160,7 @@ def test_check_with_a_base_reports_only_changed_entries(small_repo, tmp_path):
     changed = check("--base", "HEAD")
     assert changed.returncode == 1
     assert changed.stdout.count("[script-mix]") == 1 and "參→参" in changed.stdout
-    assert "1 problem(s) found on what changed since HEAD" in changed.stderr
+    assert "1 error(s) on what changed since HEAD" in changed.stderr
 
 
 def test_the_pull_request_workflow_calls_the_targets_tested_here():
