@@ -416,3 +416,5 @@ def test_the_review_page_in_chromium(preview, open_page):
     page.wait_for_load_state()
     assert "/zh_TW/index.html#" in page.url  # the translated page, at the section
     assert page.locator(f"[id='{page.url.split('#')[1]}']").is_visible()
+    # The preview builds no PDF or EPUB, so its pages link none.
+    assert page.locator(".offline-downloads").count() == 0
