@@ -12,6 +12,7 @@ LANGUAGE     ?=
 LANGUAGES    ?= $(LANGUAGE)
 SPHINXOPTS   ?= -W --keep-going
 STRICT       ?= 1
+BASE         ?=
 PORT         ?= 8000
 RUNS         ?= 20
 LOAD         ?= 8
@@ -25,8 +26,8 @@ export SPHINXOPTS VERBOSE
 export DP_COMMAND := make $(or $(MAKECMDGOALS),help)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv html pdf epub outputs gettext update-po prune-po stat review check seed-zh_TW \
-        livehtml test bench stress clean
+.PHONY: help venv html pdf epub outputs gettext update-po prune-po format-po stat review \
+        review-diff check seed-zh_TW livehtml test bench stress clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -65,14 +66,20 @@ prune-po: $(VENV)/.installed ## Delete obsolete (#~) entries and catalogs of rem
 	@$(MAKE) --no-print-directory gettext
 	$(PY) conf/translation/update_catalogs.py prune _build/gettext $(LANGUAGES)
 
+format-po: $(VENV)/.installed ## Rewrite LANGUAGES' catalogs in the one form update-po writes (wrapping, header)
+	$(PY) conf/translation/format_catalogs.py $(LANGUAGES)
+
 stat: $(VENV)/.installed ## Count translated, fuzzy and untranslated entries per catalog
 	$(PY) conf/translation/catalog_report.py stat $(LANGUAGES)
 
 review: $(VENV)/.installed ## List fuzzy and untranslated entries with old/new English
 	$(PY) conf/translation/catalog_report.py review $(LANGUAGES)
 
-check: $(VENV)/.installed ## Check LANGUAGES' catalogs; STRICT=0 reports unfinished entries without failing
-	$(PY) conf/translation/run_checks.py --strict=$(STRICT) $(LANGUAGES)
+review-diff: $(VENV)/.installed ## What the catalogs' entries did since BASE (default: merge base with main): _build/review/
+	$(PY) conf/translation/review_diff.py $(if $(BASE),--base=$(BASE)) $(LANGUAGES)
+
+check: $(VENV)/.installed ## Check LANGUAGES' catalogs; STRICT=0 reports unfinished entries without failing; BASE=rev: only entries changed since rev
+	$(PY) conf/translation/run_checks.py --strict=$(STRICT) $(LANGUAGES)$(if $(BASE), --base=$(BASE))
 
 seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC, marked fuzzy (needs GNU gettext)
 	$(PY) conf/translation/seed_zh_tw.py

@@ -136,8 +136,30 @@ def browser():
         chromium = playwright.chromium.launch(
             executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
         )
-        yield chromium
+        yield PatientBrowser(chromium)
         chromium.close()
+
+
+# Playwright gives up on a page after 30 s. A CI machine with two busy cores can
+# starve Chromium that long (seen once in a fresh-clone .ci/run at load 7),
+# so pages get longer; what a test waits for on purpose keeps its own timeout.
+PAGE_TIMEOUT_MS = 120_000
+
+
+class PatientBrowser:
+    """The session's Browser, whose new contexts wait PAGE_TIMEOUT_MS for a page."""
+
+    def __init__(self, browser):
+        self._browser = browser
+
+    def __getattr__(self, name):
+        return getattr(self._browser, name)
+
+    def new_context(self, **options):
+        """A browser context whose actions and navigations wait PAGE_TIMEOUT_MS."""
+        context = self._browser.new_context(**options)
+        context.set_default_timeout(PAGE_TIMEOUT_MS)
+        return context
 
 
 @pytest.fixture

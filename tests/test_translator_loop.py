@@ -98,11 +98,18 @@ def test_a_dropped_backquote_is_not_published(project):
     try:
         result = make(project, "html", "LANGUAGES=zh_TW")
         assert result.returncode != 0
-        line = next(n for n, text in enumerate(catalog_path.read_text("utf-8").splitlines(), 1)
-                    if text.startswith("msgstr") and n > entry.linenum)  # fmt: skip
-        named = re.findall(r"plot_01_dataparallel\.po:(\d+): \[markup\]", result.stderr)
-        assert named, result.stderr[-3000:]
-        assert entry.linenum <= int(named[0]) <= line  # at the entry
+        # One slip, one message, naming the file and the line of the translation that
+        # holds it (the msgstr keyword's or a continuation line's), and the cause.
+        lines = catalog_path.read_text("utf-8").splitlines()
+        start = next(n for n in range(entry.linenum, len(lines) + 1)
+                     if lines[n - 1].startswith("msgstr"))  # fmt: skip
+        end = next((n for n in range(start, len(lines) + 1) if not lines[n - 1].strip()),
+                   len(lines) + 1)  # fmt: skip
+        named = re.findall(r"plot_01_dataparallel\.po:(\d+): \[markup\] (.*)", result.stderr)
+        assert len(named) == 1, result.stderr[-3000:]
+        line, message = int(named[0][0]), named[0][1]
+        assert start <= line < end and "`" in lines[line - 1], (line, start, end)
+        assert message.startswith("unbalanced `` near"), message
         assert "zh_TW not published" in result.stderr
         for path, content in published.items():
             assert path.read_bytes() == content, f"{path} changed"

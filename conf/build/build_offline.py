@@ -180,6 +180,10 @@ def build_local(fmt, langs):
 
 def build_readthedocs():
     """Build this Read the Docs project's PDF and EPUB into $READTHEDOCS_OUTPUT/pdf and epub."""
+    if os.environ.get("READTHEDOCS_VERSION_TYPE") == "external":
+        # A pull-request preview: Read the Docs offers no downloads there either.
+        print("--- a pull-request preview: no PDF or EPUB ---")
+        return 0
     lang, output = readthedocs_target()  # ValueError: exit code 2
     if refused([lang], {"syntax"} | CONTENT_CHECKS):
         return 1

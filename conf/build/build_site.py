@@ -3,6 +3,7 @@
 Usage:
     python conf/build/build_site.py html [LANG ...]     local build into _build/html/<lang>/
     python conf/build/build_site.py readthedocs         one language, as Read the Docs asks
+                                                        (a pull request: all, and the review)
 
 Each language is built into a staging copy of its last good output and swapped
 in only when Sphinx succeeds, so a failed or interrupted build leaves the
@@ -57,14 +58,15 @@ CONTENT_CHECKS = {"markup", "safety", "code", "script-mix"}
 def refused(langs, checks):
     """Return the translations among *langs* whose catalogs fail *checks*, printing why.
 
-    Each problem is printed as ``file:line: [check] message``.
+    Only errors refuse a translation: a warning (often a fine translation) is
+    left to ``make check``. Each error is printed as ``file:line: [check] message``.
     """
     translations = [lang for lang in langs if lang != LANGUAGES[0].sphinx]
     if not translations:
         return []
-    from translation.run_checks import run_checks
+    from translation.run_checks import errors
 
-    problems = run_checks(translations, set(checks), ROOT / "locale")
+    problems = errors(translations, ROOT / "locale", checks)
     for problem in problems:
         print(problem, file=sys.stderr, flush=True)
     return sorted({lang for lang in translations for p in problems
@@ -277,6 +279,8 @@ def readthedocs_target():
 
 def build_readthedocs():
     """Build the language of this Read the Docs project into $READTHEDOCS_OUTPUT/html."""
+    if os.environ.get("READTHEDOCS_VERSION_TYPE") == "external":
+        return build_pull_request(Path(os.environ["READTHEDOCS_OUTPUT"]).resolve())
     try:
         lang, output = readthedocs_target()
     except ValueError as err:
@@ -303,6 +307,52 @@ def build_readthedocs():
     output.mkdir(parents=True, exist_ok=True)
     ok = build_atomically(lang, output / "html", ROOT / "_build" / "doctrees" / f"rtd-{lang}")
     return 0 if ok else 1
+
+
+# -- Read the Docs pull-request previews ---------------------------------------
+
+
+def pull_request_base(branch="main"):
+    """Fetch *branch* (and the history a shallow clone lacks); return its merge base with HEAD.
+
+    Read the Docs clones a pull request shallowly, without the branch it
+    targets, so there is nothing to compare with until both are fetched.
+    """
+    from translation.review_diff import git, resolve_base
+
+    if git("rev-parse", "--is-shallow-repository").strip() == "true":
+        git("fetch", "--quiet", "--unshallow", "origin")
+    git("fetch", "--quiet", "origin", f"+refs/heads/{branch}:refs/remotes/origin/{branch}")
+    return resolve_base()
+
+
+def build_pull_request(output):
+    """Build every language and the review page into one pull-request preview.
+
+    Read the Docs builds a pull request in the project it belongs to only (the
+    English one), so one preview holds it all, laid out as locally: the root
+    chooser, en/, zh_CN/, zh_TW/, and review/ (review_diff.py against the
+    merge base with main).
+    """
+    from translation.review_diff import ReviewError, write_review
+
+    try:
+        base = pull_request_base()
+    except ReviewError as err:
+        print(f"error: cannot find the commit this pull request is based on: {err}",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    os.environ.pop("READTHEDOCS_VERSION", None)  # links between languages as locally
+    if build_local([]) != 0:
+        return 1
+    site = output / "html"
+    shutil.rmtree(site, ignore_errors=True)
+    shutil.copytree(ROOT / "_build" / "html", site, symlinks=True)
+    langs = [lang.sphinx for lang in LANGUAGES[1:]]
+    write_review(base, langs, ROOT / "locale", site, ROOT / "_build" / "doctrees" / "en",
+                 site / "review")  # fmt: skip
+    print((site / "review" / "summary.md").read_text("utf-8"))
+    return 0
 
 
 def main(argv=None):

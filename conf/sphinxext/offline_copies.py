@@ -130,6 +130,8 @@ def add_download_links(app, pagename, templatename, context, doctree):
     """Give the templates this language's offline copies as ``(label, href)``."""
     if app.builder.name != "html":
         return
+    if os.environ.get("READTHEDOCS_VERSION_TYPE") == "external":
+        return  # a pull-request preview builds no offline copies: no dead links
     stem, lang = file_stem(app.config), by_sphinx_code(app.config.language)
     version = os.environ.get("READTHEDOCS_VERSION")
     up = "../" * (pagename.count("/") + 2)  # _build/html/<lang>/<page>.html -> _build/

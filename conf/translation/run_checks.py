@@ -1,35 +1,54 @@
 """Check the translation catalogs for the mistakes a reviewer would miss (make check).
 
 Usage:
-    python conf/translation/run_checks.py [--strict=1|0] [--check NAME]... [options] [LANG...]
+    python conf/translation/run_checks.py [--strict=1|0] [--check NAME]...
+        [--severity error|warning] [--syntax rst|myst|text] [options] [LANG...]
 
 Each check is a module of translation/checks/; this runner reads the catalogs
 of LANG (default: every translation in conf/languages.py) and runs them.
-
-Every problem is printed as ``file:line: [check] what is wrong``. The checks:
+Every problem is printed as ``file:line: [check] what is wrong``, at the line
+of the translation (msgstr) it is about. Errors fail; warnings, printed as
+``file:line: [check] warning: ...``, are worth a look and never fail.
 
     out-of-sync   the catalogs do not match the English sources
-    syntax        ``msgfmt -c`` rejects a catalog
-    markup        a translation breaks reST/MyST markup, or changes an inline
-                  literal, a role target, a link target or a substitution
+    syntax        a catalog is not a valid .po file
+    markup        inline markup shown as raw text (glued to Chinese text, an
+                  unbalanced ``), an unknown role, a changed inline literal
+    references    a cross-reference, link, link name, substitution, footnote
+                  or citation reference that leads elsewhere or is lost; a
+                  target that does not resolve
+    unused        a translation that Sphinx will not use (it shows the English)
     script-mix    Simplified characters in a Hant language (zh_TW), Traditional
                   ones in a Hans language (zh_CN)
     terminology   a glossary term is not translated as locale/glossary.csv says
-    safety        a translation adds a URL, a non-http(s) link, HTML or a directive
-    code          translated Python is no longer the same program
-    completeness  fuzzy or untranslated entries; problems only with --strict=1
+    safety        a translation adds a link to another site, a non-http(s)
+                  link, HTML or a directive
+    code          translated Python (literal blocks, doctests) is another program
+    canonical     a catalog not in the form make update-po writes (make format-po fixes it)
+    completeness  fuzzy or untranslated entries; errors only with --strict=1
 
 Only translated, non-fuzzy entries are checked for their content: a fuzzy or
 empty translation is not used on the site, and ``completeness`` reports it.
-``out-of-sync`` extracts the English with Sphinx's gettext builder into a
-temporary folder (never _build/gettext), unless ``--pot-dir`` names .pot files.
+Each entry is parsed as Sphinx will parse it (checks/project.py): this
+project's catalogs by their document in docs/ (``--sources``, by default the
+docs/ beside the locale folder), without needing ``#:`` lines; catalogs
+without such a folder by each entry's ``#:`` line, else as ``--syntax``
+(default rst). ``out-of-sync`` extracts the English with
+Sphinx's gettext builder into a temporary folder (never _build/gettext),
+unless ``--pot-dir`` names .pot files.
 
-Exit codes: 0 clean, 1 problems found, 2 bad usage.
+For a build that must not publish a broken translation:
+``run_checks.py --severity error LANG`` prints only the errors and exits 1 if
+there are any; in Python, ``errors(["zh_CN"])`` returns them as Problems
+(every check except out-of-sync and completeness, which do not make a page
+wrong: a fuzzy entry shows the English).
+
+Exit codes: 0 no errors, 1 errors found, 2 bad usage.
 """
 
 import argparse
-import functools
 import sys
+from dataclasses import replace
 import tempfile
 from pathlib import Path
 
@@ -38,39 +57,61 @@ import polib
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from translation.catalog_report import catalog_languages  # noqa: E402
 from translation.checks import (  # noqa: E402
-    code, completeness, markup, safety, script_mix, sync, syntax, terminology,
+    canonical, code, completeness, markup, references, safety, script_mix, sync, syntax,
+    terminology, unused,
 )  # fmt: skip
-from translation.checks.common import GLOSSARY, ROOT, Problem, shown  # noqa: E402
-from translation.checks.parsing import source_kind  # noqa: E402
-
-CHECKS = (
-    "out-of-sync", "syntax", "markup", "script-mix", "terminology", "safety", "code",
-    "completeness",
+from translation.checks.common import (  # noqa: E402
+    ERROR, GLOSSARY, ROOT, WARNING, Message, Problem, shown,
 )  # fmt: skip
+from translation.checks.parsing import SYNTAXES  # noqa: E402
+from translation.checks.project import Project  # noqa: E402
+
+ENTRY_CHECKS = {
+    "markup": markup.check,
+    "references": references.check,
+    "unused": unused.check,
+    "script-mix": script_mix.check,
+    "terminology": terminology.check,
+    "safety": safety.check,
+    "code": code.check,
+}
+CHECKS = ("out-of-sync", "syntax", *ENTRY_CHECKS, "completeness", "canonical")
+# The form of a catalog (canonical) is the reviewer's concern, not the reader's.
+PUBLISH_CHECKS = tuple(c for c in CHECKS if c not in ("out-of-sync", "completeness", "canonical"))
+LOCALE = ROOT / "locale"
 
 
-def entry_checks(selected, glossary):
-    """Return {name: check(msgid, msgstr, kind, lang)} for the *selected* entry checks."""
-    checks = {
-        "markup": markup.check,
-        "script-mix": script_mix.check,
-        "terminology": functools.partial(terminology.check, glossary=glossary),
-        "safety": safety.check,
-        "code": code.check,
-    }
-    return {name: check for name, check in checks.items() if name in selected}
+def msgstr_line(lines, entry, at=""):
+    """Return the line of *entry*'s msgstr in the catalog's *lines* that holds *at*."""
+    start = entry.linenum - 1
+    while start < len(lines) and not lines[start].startswith("msgstr"):
+        start += 1
+    if start == len(lines):
+        return entry.linenum
+    offset = entry.msgstr.find(at) if at else -1
+    seen, number = 0, start
+    while offset > 0 and number < len(lines) and lines[number].rstrip().endswith('"'):
+        quoted = lines[number][lines[number].index('"') :].strip()
+        seen += len(polib.unescape(quoted[1:-1]))
+        if seen > offset:
+            return number + 1
+        number += 1
+    return start + 1
 
 
-def check_catalog(po_path, lang, selected, glossary):
+def check_catalog(po_path, lang, selected, project):
     """Yield the problems of one catalog for the *selected* checks."""
     if "syntax" in selected:
         yield from syntax.check(po_path)
+    if "canonical" in selected:
+        yield from canonical.check(po_path)
     try:
-        catalog = polib.pofile(str(po_path))
+        catalog = project.load(po_path)
+        lines = Path(po_path).read_text("utf-8").splitlines()
     except (OSError, ValueError) as err:
         yield Problem(shown(po_path), 1, "syntax", f"cannot read the catalog: {err}")
         return
-    checks = entry_checks(selected, glossary)
+    checks = {name: check for name, check in ENTRY_CHECKS.items() if name in selected}
     for entry in catalog:
         if entry.obsolete:
             continue
@@ -79,63 +120,105 @@ def check_catalog(po_path, lang, selected, glossary):
             if "completeness" in selected:
                 yield Problem(shown(po_path), entry.linenum, "completeness", unfinished)
             continue
-        kind = source_kind(entry)
+        message = Message(entry.msgid, entry.msgstr, lang, project.syntax(po_path, entry),
+                          project, po_path)  # fmt: skip
         for name, check in checks.items():
-            for message in check(entry.msgid, entry.msgstr, kind, lang):
-                yield Problem(shown(po_path), entry.linenum, name, message)
+            for finding in check(message):
+                yield Problem(shown(po_path), msgstr_line(lines, entry, finding.at), name,
+                              finding.message, finding.severity)  # fmt: skip
 
 
-def run_checks(langs, selected, locale_dir, pot_dir=None, glossary_path=GLOSSARY):
-    """Return the sorted problems of *langs*' catalogs for the *selected* checks."""
+def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=GLOSSARY,
+               sources=None, default_syntax="rst"):  # fmt: skip
+    """Return the sorted problems of *langs*' catalogs for the *selected* checks.
+
+    *sources* is the Sphinx source folder of the catalogs' project (default:
+    the docs/ beside the locale folder, if there is one).
+    """
+    beside = Path(locale_dir).parent / "docs"
+    sources = sources or (beside if beside.is_dir() else None)
     glossary = terminology.load_glossary(str(glossary_path)) if "terminology" in selected else ()
     problems = []
-    if "out-of-sync" in selected:
-        with tempfile.TemporaryDirectory(prefix="po-checks-") as workdir:
-            pots = pot_dir or sync.extract_pots(workdir)
-            for lang in langs:
-                problems += sync.check(Path(pots), locale_dir / lang / "LC_MESSAGES")
-    for lang in langs:
-        for po_path in sorted((locale_dir / lang / "LC_MESSAGES").rglob("*.po")):
-            problems += check_catalog(po_path, lang, selected, glossary)
+    with tempfile.TemporaryDirectory(prefix="po-checks-") as workdir:
+        if "out-of-sync" in selected:
+            pot_dir = pot_dir or sync.extract_pots(workdir)
+        project = Project(locale_dir, sources, pot_dir, default_syntax, glossary)
+        for lang in langs:
+            if "out-of-sync" in selected:
+                problems += sync.check(Path(pot_dir), locale_dir / lang / "LC_MESSAGES",
+                                       project.load)  # fmt: skip
+            for po_path in sorted((locale_dir / lang / "LC_MESSAGES").rglob("*.po")):
+                problems += check_catalog(po_path, lang, selected, project)
     return sorted(set(problems))
+
+
+def errors(langs, locale_dir=LOCALE, checks=PUBLISH_CHECKS):
+    """Return the errors of *langs*' catalogs: the translations a build must not publish."""
+    return [p for p in run_checks(langs, set(checks), Path(locale_dir)) if p.severity == ERROR]
 
 
 def main(argv=None):
     """Run the checks, print the problems, and return the exit code."""
     parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], epilog="Exit codes: 0 clean, 1 problems, 2 usage."
+        description=__doc__.splitlines()[0], epilog="Exit codes: 0 no errors, 1 errors, 2 usage."
     )
     parser.add_argument("languages", nargs="*", metavar="LANG",
                         help="the languages to check (default: every translation)")
     parser.add_argument("--strict", type=int, choices=(0, 1), default=1,
-                        help="1 (default): fuzzy or untranslated entries are problems")
+                        help="1 (default): fuzzy or untranslated entries are errors")
     parser.add_argument("--check", action="append", choices=CHECKS, metavar="NAME",
                         help=f"run only this check (repeatable): {', '.join(CHECKS)}")
-    parser.add_argument("--locale-dir", type=Path, default=ROOT / "locale")
+    parser.add_argument("--severity", choices=("error", "warning"), default="warning",
+                        help="the least severe problems to print (default: warning, i.e. all)")
+    parser.add_argument("--syntax", choices=SYNTAXES, default="rst",
+                        help="how to parse entries of another project's catalogs that have "
+                             "no #: line (default: rst)")
+    parser.add_argument("--sources", type=Path,
+                        help="the Sphinx source folder the catalogs translate "
+                             "(default: the docs/ beside --locale-dir, if any)")
+    parser.add_argument("--locale-dir", type=Path, default=LOCALE)
     parser.add_argument("--pot-dir", type=Path, help="compare with these .pot files")
     parser.add_argument("--glossary", type=Path, default=GLOSSARY)
-    args = parser.parse_args(argv)
+    parser.add_argument("--base", metavar="REV",
+                        help="report only findings on entries changed since REV (review_diff.py)")
+    args = parser.parse_args(argv)  # fmt: skip
     selected = set(args.check or CHECKS)
     langs = catalog_languages(parser, args.languages, args.locale_dir)
     if "terminology" in selected and not args.glossary.is_file():
         parser.error(f"glossary {args.glossary} not found")
-    if args.pot_dir and not args.pot_dir.is_dir():
-        parser.error(f"--pot-dir {args.pot_dir} is not a folder")
+    for option, folder in (("--pot-dir", args.pot_dir), ("--sources", args.sources)):
+        if folder and not folder.is_dir():
+            parser.error(f"{option} {folder} is not a folder")
+    if args.base:  # a bad revision fails before the checks run
+        from translation.review_diff import ReviewError, changed_only, resolve_base
+
+        try:
+            base, _ = resolve_base(args.base, args.locale_dir)
+        except ReviewError as err:
+            parser.error(str(err))
     try:
-        problems = run_checks(langs, selected, args.locale_dir, args.pot_dir, args.glossary)
+        problems = run_checks(langs, selected, args.locale_dir, args.pot_dir, args.glossary,
+                              args.sources, args.syntax)  # fmt: skip
     except RuntimeError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
+    if not args.strict:  # unfinished entries are reported, not counted
+        problems = [replace(p, severity=WARNING) if p.check == "completeness" else p
+                    for p in problems]  # fmt: skip
+    if args.base:
+        problems = changed_only(problems, base, langs, args.locale_dir)
+    if args.severity == ERROR:
+        problems = [p for p in problems if p.severity == ERROR]
     for problem in problems:
         print(problem)
-    counted = [p for p in problems if args.strict or p.check != "completeness"]
-    unfinished = len(problems) - len(counted)
-    if unfinished:
-        print(f"{unfinished} fuzzy or untranslated entries reported, not counted "
-              "(STRICT=0)", file=sys.stderr)  # fmt: skip
-    verdict = f"{len(counted)} problem(s) found" if counted else "all checks passed"
-    print(f"{verdict} ({', '.join(langs)})", file=sys.stderr)
-    return 1 if counted else 0
+    failing = sum(p.severity == ERROR for p in problems)
+    warnings = len(problems) - failing
+    counts = f"{failing} error(s)" if failing else "all checks passed"
+    if warnings:
+        counts += f", {warnings} warning(s)"
+    counts += f" on what changed since {args.base}" if args.base else ""
+    print(f"{counts} ({', '.join(langs)})", file=sys.stderr)
+    return 1 if failing else 0
 
 
 if __name__ == "__main__":

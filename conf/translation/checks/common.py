@@ -1,25 +1,58 @@
-"""What every check reports: a Problem at a file and line."""
+"""What every check reports: a Problem at a file and line, an error or a warning."""
 
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parents[3]
 GLOSSARY = ROOT / "locale" / "glossary.csv"
+ERROR, WARNING = "error", "warning"
 
 
 @dataclass(frozen=True, order=True)
 class Problem:
-    """One problem, printed as ``file:line: [check] message``."""
+    """One problem, printed as ``file:line: [check] message`` (``warning: message``)."""
 
     path: str
     line: int
     check: str
     message: str
+    severity: str = ERROR  # errors fail make check; warnings are printed only
 
     def __str__(self):
-        return f"{self.path}:{self.line}: [{self.check}] {self.message}"
+        shown = self.message if self.severity == ERROR else f"{self.severity}: {self.message}"
+        return f"{self.path}:{self.line}: [{self.check}] {shown}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What an entry check says about one translation."""
+
+    message: str
+    severity: str = ERROR
+    at: str = ""  # the part of the msgstr it is about: the problem's line is that one's
+
+
+def error(message, at=""):
+    """A finding that is almost always a real problem: it fails make check."""
+    return Finding(message, ERROR, at)
+
+
+def warning(message, at=""):
+    """A finding worth a look that is often fine: printed, never failing."""
+    return Finding(message, WARNING, at)
+
+
+@dataclass(frozen=True)
+class Message:
+    """One translated entry, as the entry checks see it."""
+
+    msgid: str
+    msgstr: str
+    lang: str
+    syntax: str  # how Sphinx parses it: "rst", "myst" or "text"
+    project: object  # project.Project: the roles and targets that exist
+    catalog: Path = None  # the catalog it is in
 
 
 def shown(path):

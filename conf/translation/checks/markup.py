@@ -1,27 +1,259 @@
-"""markup: a translation breaks reST/MyST markup, or changes a literal, role, link or substitution."""
+"""markup: a translation breaks inline markup, or changes an inline literal or a role's value.
 
-from .parsing import describe, parse, python_code
+Errors: markup shown as raw text (glued to Chinese text, a full-width colon
+in a role, an unbalanced ``), a parser error or unknown role, a changed inline
+literal or value (``:samp:``, ``:file:``, ...). Warnings: a literal or role
+that is dropped or written as plain text, a literal that reads like prose
+(a button label) translated. Additions are fine: a translator may mark more
+as code. The words of a role such as ``:guilabel:`` are free to translate.
+Cross-references and links are the references check's.
+"""
+
+import difflib
+import re
+import unicodedata
+from collections import Counter
+
+from .common import ERROR, error, warning
+from .parsing import PROSE_ROLES, is_xref, parse, written
+
+_CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
+# Code, not a word: snake_case, dotted.name, call(), CamelCase.
+_IDENTIFIER = re.compile(r"\w*(?:[_.]\w|\(\)|[a-z][A-Z])[\w.()]*")
+_WORD = re.compile(r"[A-Za-z_][\w.]*\w|[A-Za-z]")
+_ASCII_PUNCTUATION = str.maketrans({"。": ".", "、": ",", "「": "'", "」": "'"})
+_QUOTED = re.compile(r"(?<=['\"‘“「])([*`|]+)(?=['\"’”」])")
+GLUE = 'put a space or "\\ " between inline markup and the text around it'
+_UNBALANCED = {
+    "Inline literal start-string without end-string.": "``",
+    "Inline strong start-string without end-string.": "**",
+    "Inline emphasis start-string without end-string.": "*",
+    "Inline interpreted text or phrase reference start-string without end-string.": "`",
+    "Inline substitution_reference start-string without end-string.": "|",
+}
+_UNKNOWN_ROLE = re.compile(r'Unknown interpreted text role "([^"]+)"')
+# A role written out: ":name:`" (also with full-width colons or quotes).
+_ROLE_MARKER = re.compile(r"[:：](?:[\w.+-]{1,24}[:：])?[\w.+-]{1,24}[:：](?=[`'‘“])")
 
 
-def check(msgid, msgstr, kind, lang):
-    """Yield how the translation's markup differs from the English's."""
-    english, translated = parse(msgid, kind), parse(msgstr, kind)
-    if translated.blocks != ["paragraph"] and msgstr != msgid and python_code(msgid) is None:
-        # Sphinx uses a translation only if it parses as a paragraph.
-        yield (f"translation parses as {' + '.join(translated.blocks) or 'nothing'}, not as "
-               "the one paragraph Sphinx uses (escape a leading 1. - # or > with a backslash)")
-    lost = english.items - translated.items
-    added = translated.items - english.items
-    if lost or added:
-        parts = []
-        if lost:
-            parts.append("lacks " + ", ".join(describe(i, kind) for i in sorted(lost)))
-        if added:
-            parts.append("adds " + ", ".join(describe(i, kind) for i in sorted(added)))
-        yield "translation " + "; ".join(parts)
-    stray = translated.stray - english.stray
-    if stray:
-        shown = ", ".join(f"{char} ×{n}" for char, n in sorted(stray.items()))
-        yield f"markup left as plain text (spaces around it?): {shown}"
-    for message in translated.messages - english.messages:
-        yield f"reST: {message}"
+def tick(syntax):
+    """Return the inline-literal delimiter of *syntax*."""
+    return "``" if syntax == "rst" else "`"
+
+
+def squeeze(text):
+    """Return *text* without whitespace: (0.5, 0.5) and (0.5,0.5) are the same value."""
+    return "".join(text.split())
+
+
+def context(text, index, width=8):
+    """Return the piece of *text* around *index*."""
+    return text[max(0, index - width) : index + width].strip()
+
+
+def quoted(text):
+    """Return the markup characters that *text* quotes as characters: '**', “`”."""
+    return Counter("".join(_QUOTED.findall(text)))
+
+
+def shown_roles(text, markup):
+    """Return the role markers of *text* that its parser did not take for roles."""
+    markers = _ROLE_MARKER.findall(text)
+    parsed = Counter(r.name for r in markup.roles if r.name != "title-reference")
+    shown = set()
+    for marker in markers:
+        name = re.sub("[:：]", ":", marker).strip(":").lower()
+        if parsed[name] > 0 and "：" not in marker:
+            parsed[name] -= 1
+        else:
+            shown.add(marker)
+    return shown
+
+
+def shown_role(marker, text, known):
+    """Return why role *marker* (":name:", "：name：") of *text* is shown as text, and the fix."""
+    name = re.sub("[:：]", ":", marker).strip(":").lower()
+    before = text[: text.find(marker)][-1:]
+    if "：" in marker:
+        return f"role {marker} written with a full-width colon: write :{name}:"
+    if name not in known:
+        return f"unknown role {marker} (a typo or a translated role name?)"
+    if not before or before.isspace() or unicodedata.category(before)[0] == "P":
+        return f"role {marker} inside other inline markup (*…*, `…`): markup cannot nest"
+    return f"role {marker} is glued to the text before it: {GLUE}"
+
+
+# Exactly two backquotes: part of neither a single-backquote role nor a longer run.
+_DOUBLE_TICKS = re.compile(r"(?<!`)``(?!`)")
+# A literal whose other end lost (or gained) one backquote: `code`` or ``code`.
+_HALF_LITERAL = re.compile(r"(?<!`)`[^`\s][^`]*``(?!`)|(?<!`)``[^`\s][^`]*`(?!`)")
+
+
+def lone_double_ticks(message):
+    """Return where the translation's unbalanced `` is, or None if its `` are paired.
+
+    One backquote dropped from a literal (the most common slip) leaves an odd
+    number of ``; docutils then reports run-on roles and stray backquotes, which
+    hide the cause. The English's count is compared so that a message quoting a
+    lone `` on purpose is not reported.
+    """
+    if message.syntax != "rst" or "```" in message.msgstr and "```" not in message.msgid:
+        return None  # ``code``` is one backquote too many: "holds a backquote" says so
+    count = len(_DOUBLE_TICKS.findall(message.msgstr))
+    if count % 2 == 0 or len(_DOUBLE_TICKS.findall(message.msgid)) % 2:
+        return None
+    half = _HALF_LITERAL.search(message.msgstr)
+    return half.start() if half else list(_DOUBLE_TICKS.finditer(message.msgstr))[-1].start()
+
+
+def raw_markup(message, english, translated, shown):
+    """Yield markup the translation shows as raw text or that its parser rejects."""
+    for marker in sorted(shown):
+        yield error(shown_role(marker, message.msgstr, message.project.roles), at=marker)
+    lone = lone_double_ticks(message)
+    if lone is not None:
+        yield error(f"unbalanced `` near {context(message.msgstr, lone)!r}: inline code needs "
+                    "`` at both ends, a role's text ` at both ends",
+                    at=message.msgstr[lone : lone + 12])  # fmt: skip
+        return  # the run-on role or stray backquote it causes is the same mistake
+    new = Counter(translated.messages) - Counter(english.messages)
+    for text in new:
+        if text in _UNBALANCED and not shown:  # a role shown as text leaves a lone `
+            delimiter = _UNBALANCED[text]
+            index = message.msgstr.find(delimiter)
+            yield error(f"unbalanced {delimiter} near {context(message.msgstr, index)!r}: "
+                        f"{GLUE}", at=message.msgstr[index : index + 12])  # fmt: skip
+        elif _UNKNOWN_ROLE.search(text):
+            name = _UNKNOWN_ROLE.search(text)[1]
+            if not any(name in marker.lower() for marker in shown):
+                yield error(f"unknown role :{name}: (a typo or a translated role name?)",
+                            at=f"{name}:`")  # fmt: skip
+        elif text not in _UNBALANCED:
+            yield error(f"{'reST' if message.syntax == 'rst' else 'MyST'}: {text}")
+    for role in translated.roles:
+        if "`" in role.text and not any("`" in r.text for r in english.roles):
+            yield error(f"a role runs on to a later backquote: {role.text[:30]!r}…; {GLUE}",
+                        at=role.text[:12])  # fmt: skip
+    for literal in translated.literals:
+        if "`" in literal and not any("`" in e for e in english.literals):
+            yield error(f"inline literal {literal[:30]!r} holds a backquote: one too many, or "
+                        f"it runs on to a later ``; {GLUE}", at=literal[:12])  # fmt: skip
+    stray = translated.stray - english.stray - quoted(message.msgstr)
+    if stray and not new and not shown:
+        index = min(translated.prose.find(char) for char in stray)
+        text = context(translated.prose, index)
+        yield error(f"markup shown as plain text: {text!r}; {GLUE}", at=text)
+
+
+def value(literal):
+    """Return what a literal holds: "(0.5, 0.5)" is "(0.5,0.5)", "f()" is "f", "x," is "x"."""
+    return squeeze(literal).rstrip(",.;:").removesuffix("()")
+
+
+def pairs(lost, added):
+    """Yield (lost, added or None), the most alike first: each added literal is used once."""
+    ratio = {(old, new): difflib.SequenceMatcher(None, old, new).ratio()
+             for old in lost for new in added}  # fmt: skip
+    for old, new in sorted(ratio, key=ratio.get, reverse=True):
+        if old in lost and new in added:
+            lost.remove(old)
+            added.remove(new)
+            yield old, new
+    yield from ((old, None) for old in lost)
+
+
+def glossed(old, new):
+    """Whether literal *new* is *old* with its translation: ``拉伸模式（Stretch Mode）``."""
+    return squeeze(old).lower() in squeeze(new).lower() and bool(_CJK.search(new))
+
+
+def symbols(text):
+    """Return what *text* holds besides words: its punctuation (as ASCII), digits and symbols."""
+    text = unicodedata.normalize("NFKC", text).translate(_ASCII_PUNCTUATION)
+    return "".join(c for c in text if not (c.isalpha() or c in "_\\'\"" or c.isspace()))
+
+
+def marks_prose(literal, english):
+    """Whether a translation's *literal* only marks as code words the English writes as prose."""
+    words = set(_WORD.findall(literal))
+    return bool(words) and words <= set(_WORD.findall(english.prose))
+
+
+def literals(message, english, translated):
+    """Yield inline literals the translation changes or drops."""
+    def kept(old, new):
+        return value(old) == value(new) or glossed(old, new)
+
+    for old, new in [(o, n) for o in english.literals for n in translated.literals]:
+        if glossed(old, new) and _IDENTIFIER.fullmatch(old):
+            yield warning(f"{tick(message.syntax)}{new}{tick(message.syntax)} is not the code "
+                          f"{old} any more: put the translation outside the literal", at=new)
+    lost = [old for old in english.literals
+            if not any(kept(old, new) for new in translated.literals)]  # fmt: skip
+    added = [new for new in translated.literals if not marks_prose(new, english)
+             and not any(kept(old, new) for old in english.literals)]  # fmt: skip
+    mark = tick(message.syntax)
+    lost = [old for old in lost if f"{mark}{old}{mark}" not in translated.prose]  # shown raw
+    for old, new in pairs(lost, added):
+        if new is not None:
+            text = f"changes {mark}{old}{mark} to {mark}{new}{mark}"
+            if " " in old.strip() and _CJK.search(new) and symbols(old) == symbols(new):
+                yield warning(f"{text}: only its words changed; fine for example or interface "
+                              "text, else copy it exactly", at=new)  # fmt: skip
+            else:
+                yield error(f"{text}: copy inline code exactly", at=new)
+        elif squeeze(old) in squeeze(translated.prose):
+            yield warning(f"{mark}{old}{mark} is plain text here: mark it as code again")
+        else:
+            yield warning(f"drops {mark}{old}{mark}")
+
+
+def roles(message, english, translated, shown):
+    """Yield value roles (:samp:, :file:, ...) the translation changes, and roles it loses."""
+    syntax = message.syntax
+
+    def values(markup):  # roles running on to a later backquote: raw_markup's
+        return [(r.name, squeeze(r.target)) for r in markup.roles
+                if not is_xref(r.name) and r.name not in PROSE_ROLES and "`" not in r.text]
+
+    def count(markup, names):
+        return Counter(r.name for r in markup.roles if r.name in names)
+
+    old, new = values(english), values(translated)
+    added = [item for item in new if item not in old]
+    for name, target in [item for item in old if item not in new]:
+        changed = [t for n, t in added if n == name]
+        if changed:
+            added.remove((name, changed[0]))
+            yield error(f"changes {written(name, target, syntax)} to "
+                        f"{written(name, changed[0], syntax)}: copy it exactly", at=changed[0])
+        elif target not in squeeze(translated.prose):
+            yield warning(f"drops {written(name, target, syntax)}")
+    # A role whose name is lost or mistyped leaves its text as `default-role text` (italics).
+    cited = count(translated, {"title-reference"}) > count(english, {"title-reference"})
+    prose_roles = PROSE_ROLES - {"title-reference"}
+    for name in count(english, prose_roles) - count(translated, prose_roles):
+        if any(name in marker for marker in shown):
+            continue  # raw_markup says so
+        if cited:
+            yield error(f":{name}: lost its role name (its text shows in italics): write "
+                        f"{written(name, '…', syntax)}")  # fmt: skip
+        else:
+            yield warning(f"drops :{name}: (its words may be translated, the role must stay)")
+
+
+def check(message):
+    """Yield how the translation's inline markup differs from the English's."""
+    if message.syntax == "text" or "\n" in message.msgid or message.msgid == message.msgstr:
+        return  # plain text; literal blocks are never parsed; Sphinx skips identical ones
+    known = message.project.roles
+    english = parse(message.msgid, message.syntax, known)
+    translated = parse(message.msgstr, message.syntax, known)
+    shown = set()
+    if message.syntax == "rst":  # MyST reads {role}`text` anywhere
+        shown = shown_roles(message.msgstr, translated) - shown_roles(message.msgid, english)
+    broken = list(raw_markup(message, english, translated, shown))
+    yield from broken
+    # Markup shown raw loses its literals and roles too: no need to say so again.
+    lost = [*literals(message, english, translated), *roles(message, english, translated, shown)]
+    yield from (finding for finding in lost if finding.severity == ERROR or not broken)

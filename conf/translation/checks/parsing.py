@@ -1,57 +1,146 @@
-"""Parse a message the way its page will: reST, MyST Markdown or plain text, or Python."""
+"""Parse a message the way Sphinx will: reST or MyST Markdown (or plain text), or Python.
+
+Sphinx extracts every translatable node as one message and, to translate it,
+parses the msgstr with the parser of the node's document (reST or MyST) and
+keeps the result only if it is the node class it needs (sphinx/transforms/
+i18n.py). A message with a newline comes from a literal block: Sphinx never
+parses those (it joins every other node's lines with spaces).
+
+Roles are recorded, not resolved: each known role is replaced by a stand-in
+that keeps its name and text, and an unknown one gets docutils' own error.
+"""
 
 import ast
+import contextlib
 import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 from docutils import nodes, utils
 from docutils.frontend import get_default_settings
-from docutils.parsers.rst import Parser, roles
+from docutils.parsers.rst import Parser, roles, states
+from docutils.parsers.rst import languages as rst_languages
+from docutils.parsers.rst.languages import en as rst_en
+from docutils.statemachine import string2lines
 from markdown_it.renderer import RendererHTML
 from myst_parser.config.main import MdParserConfig
 from myst_parser.parsers.mdit import create_md_parser
-from sphinx.util.docutils import docutils_namespace
+
+SYNTAXES = ("rst", "myst", "text")
+
+
+@dataclass(frozen=True)
+class Role:
+    """One role: ``:name:`title <target>``` (reST) or ``{name}`title <target>``` (MyST)."""
+
+    name: str
+    target: str  # what it points at or stands for; its title is free to translate
+    text: str  # everything between the backquotes
 
 
 @dataclass
 class Markup:
     """What a message contains, as the page's parser sees it."""
 
-    items: Counter = field(default_factory=Counter)  # literals, roles, links, ...
+    literals: Counter = field(default_factory=Counter)  # ``inline literals``
+    roles: list = field(default_factory=list)  # Role, in order
+    links: list = field(default_factory=list)  # link URIs
+    refnames: Counter = field(default_factory=Counter)  # `named links`_, as written
+    anonymous: int = 0  # `anonymous references`__ without a URI
+    substitutions: Counter = field(default_factory=Counter)  # |substitutions|
+    notes: Counter = field(default_factory=Counter)  # footnote [#]_, citation [x]_ references
     prose: str = ""  # the text outside literals and roles
     stray: Counter = field(default_factory=Counter)  # markup characters left as text
-    blocks: list = field(default_factory=list)  # top-level block types ("paragraph")
-    links: list = field(default_factory=list)  # link targets
-    html: list = field(default_factory=list)  # HTML tags
-    messages: Counter = field(default_factory=Counter)  # docutils' warnings
+    messages: list = field(default_factory=list)  # the parser's warnings and errors
+    html: list = field(default_factory=list)  # HTML tags (MyST and plain text)
 
 
-_EXPLICIT_TITLE = re.compile(r"^(.+?)\s*(?<!\x00)<(.*?)>$", re.DOTALL)
-_RST_ROLE = re.compile(r":((?:(?!_)\w)+(?:[-._+:](?:(?!_)\w)+)*):`")
+# -- Roles ----------------------------------------------------------------------
+
+# Reader-facing words, free to translate: only the role itself must stay.
+PROSE_ROLES = frozenset({
+    "guilabel", "menuselection", "dfn", "abbr", "abbreviation", "ab", "acronym", "ac", "kbd",
+    "title-reference", "title", "t", "emphasis", "strong", "subscript", "sub", "superscript",
+    "sup",
+})  # fmt: skip
+# Sphinx's explicit title: "title <target>" (sphinx.util.nodes.explicit_title_re).
+EXPLICIT_TITLE = re.compile(r"^(.+?)\s*(?<!\x00)<([^<]*?)>$", re.DOTALL)
+_RST_ROLE = re.compile(r"(?<![\w`]):((?:(?!_)\w)+(?:[-._+:](?:(?!_)\w)+)*):`")
+_MYST_ROLE = re.compile(r"\{([\w.:+-]+)\}`")
+
+
+@functools.cache
+def _sphinx_roles():
+    """Return ({role name: is a cross-reference}) of docutils, Sphinx and its domains."""
+    from sphinx import roles as sphinx_roles
+    from sphinx.domains.c import CDomain
+    from sphinx.domains.cpp import CPPDomain
+    from sphinx.domains.javascript import JavaScriptDomain
+    from sphinx.domains.math import MathDomain
+    from sphinx.domains.python import PythonDomain
+    from sphinx.domains.rst import ReSTDomain
+    from sphinx.domains.std import StandardDomain
+
+    known = dict.fromkeys(roles._role_registry, False)
+    known.update(dict.fromkeys(rst_en.roles, False))
+    for name, role in {**sphinx_roles.generic_docroles, **sphinx_roles.specific_docroles}.items():
+        known[name] = isinstance(role, sphinx_roles.XRefRole)
+    for domain in (StandardDomain, PythonDomain, CDomain, CPPDomain, JavaScriptDomain,
+                   ReSTDomain, MathDomain):  # fmt: skip
+        for name, role in domain.roles.items():
+            xref = isinstance(role, sphinx_roles.XRefRole)
+            known[f"{domain.name}:{name}"] = xref
+            if domain.name in ("std", "py"):  # the default domains need no prefix
+                known[name] = xref
+    return known
+
+
+def builtin_roles():
+    """Return the role names docutils and Sphinx define."""
+    return frozenset(_sphinx_roles())
+
+
+def is_xref(name):
+    """Whether role *name* is a Sphinx cross-reference (resolved against labels, terms, ...)."""
+    return _sphinx_roles().get(name.lower(), False)
+
+
+def role_names(text, syntax):
+    """Return the role names written in *text*."""
+    pattern = _MYST_ROLE if syntax == "myst" else _RST_ROLE
+    return {name.lower() for name in pattern.findall(text)}
+
+
+def written(name, text, syntax):
+    """Return role *name* with *text* as a translator writes it in *syntax*."""
+    return f":{name}:`{text}`" if syntax == "rst" else f"{{{name}}}`{text}`"
+
+
+def make_role(name, text):
+    """Return the Role for ``:name:`text```: its target, as Sphinx would resolve it."""
+    name = name.lower()
+    text = text.replace("\x00", "")
+    if name in PROSE_ROLES:
+        return Role(name, "", text)
+    match = EXPLICIT_TITLE.match(text)
+    target = " ".join((match[2] if match else text).split())
+    if is_xref(name):
+        target = target.lstrip("~!").removesuffix("()")
+        if name in ("ref", "std:ref", "numref", "std:numref"):
+            target = target.lower()  # Sphinx lowercases labels
+    return Role(name, target, text)
+
+
+# -- reST -----------------------------------------------------------------------
+
 _MARKUP_CHARS = "*`|"  # shown as text when inline markup is not recognised
 _HTML_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?/?>")
 
 
-def role_item(name, text):
-    """Return the comparable part of a role: its target, not its title."""
-    match = _EXPLICIT_TITLE.match(text)
-    if match:
-        return ("role", name, match[2].replace("\x00", ""), True)
-    return ("role", name, text.replace("\x00", ""), False)
-
-
-def source_kind(entry):
-    """Return "md", "rst" or "text" from the entry's ``#:`` location comment."""
-    name = entry.occurrences[0][0] if entry.occurrences else ""
-    if name.endswith(".md"):
-        return "md"
-    return "rst" if name.endswith((".rst", ".txt", ".py")) else "text"
-
-
 def _record_role(name, rawtext, text, lineno, inliner, options=None, content=None):
-    """Stand in for every reST role: keep its name and text, resolve nothing."""
+    """Stand in for every known reST role: keep its name and text, resolve nothing."""
     return [nodes.inline(rawtext, text, role=name)], []
 
 
@@ -62,48 +151,111 @@ def _rst_settings():
     return settings
 
 
-def parse_rst(text):
-    """Parse *text* as a reST fragment the way the page's parser will."""
+@functools.cache
+def _state_machine():
+    """Return docutils' reST state machine and inline parser: building them costs ten parses."""
+    inliner = states.Inliner()
+    inliner.init_customizations(_rst_settings())
+    inliner.init_customizations = lambda settings: None  # compiled already, for these settings
+    machine = states.RSTStateMachine(state_classes=states.state_classes, initial_state="Body")
+    return machine, inliner
+
+
+def one_paragraph(text):
+    """Whether reST reads *text* as one paragraph, whatever its inline markup."""
+    return (text[:1].isalnum() and not _ENUMERATOR.match(text)
+            and not any(c in text for c in "\n\t\v\f") and not text.endswith("::"))  # fmt: skip
+
+
+@contextlib.contextmanager
+def _stand_ins(names):
+    """Make *names* stand-in roles while parsing; restore docutils' table afterwards."""
+    saved = {name: roles._roles.get(name) for name in names}
+    roles._roles.update(dict.fromkeys(names, _record_role))
+    try:
+        yield
+    finally:
+        for name, role in saved.items():
+            if role is None:
+                del roles._roles[name]
+            else:
+                roles._roles[name] = role
+        roles._roles.pop("", None)  # a default role set by a message
+
+
+@functools.lru_cache(maxsize=8192)
+def rst_document(text, known_roles):
+    """Parse *text* as a reST document, as Parser().parse does; *known_roles* get a stand-in."""
     document = utils.new_document("<message>", _rst_settings())
-    with docutils_namespace():  # the stand-in roles vanish afterwards
-        for name in set(_RST_ROLE.findall(text)):
-            roles.register_local_role(name.lower(), _record_role)
-        Parser().parse(text, document)
+    machine, inliner = _state_machine()
+    with _stand_ins(role_names(text, "rst") & known_roles):
+        if one_paragraph(text):  # what the state machine would do, at half the cost
+            memo = SimpleNamespace(document=document, reporter=document.reporter, inliner=inliner,
+                                   language=_language(), title_styles=[], section_level=0,
+                                   section_bubble_up_kludge=False)  # fmt: skip
+            data = text.rstrip()
+            inline, messages = inliner.parse(data, 1, memo, document)
+            document += [nodes.paragraph(data, "", *inline), *messages]
+        else:
+            lines = string2lines(text, tab_width=8, convert_whitespace=True)
+            machine.run(lines, document, inliner=inliner)
+            machine.observers.clear()  # run() attached this document
+    return document
+
+
+@functools.cache
+def _language():
+    return rst_languages.get_language("en")
+
+
+def parse_rst(text, known_roles):
+    """Return the Markup of *text* as reST."""
     found = Markup()
     prose = []
 
     def walk(node):
         if isinstance(node, nodes.system_message):
             if node["level"] >= 2:
-                found.messages[node.children[0].astext()] += 1
+                found.messages.append(node.children[0].astext())
             return
         if isinstance(node, nodes.literal):
-            found.items["literal", node.astext()] += 1
+            found.literals[node.astext()] += 1
             return
-        if isinstance(node, nodes.FixedTextElement):
-            return  # a literal or doctest block is code: see check_code
+        if isinstance(node, (nodes.FixedTextElement, nodes.target)):
+            return  # literal blocks are code; embedded targets repeat their reference
         if isinstance(node, nodes.inline) and "role" in node:
-            found.items[role_item(node["role"], node.astext())] += 1
+            found.roles.append(make_role(node["role"], node.astext()))
             return
-        if isinstance(node, nodes.reference):
-            target = node.get("refuri") or node.get("refname", "")
-            found.items["link", target] += 1
-            found.links.append(target)
+        if isinstance(node, nodes.title_reference):
+            found.roles.append(Role("title-reference", "", node.astext()))
+        elif isinstance(node, nodes.reference):
+            if "refuri" in node:
+                found.links.append("".join(node["refuri"].split()))
+            elif "refname" in node:  # Sphinx compares these as written
+                found.refnames[node.rawsource] += 1
+            elif node.get("anonymous"):
+                found.anonymous += 1
         elif isinstance(node, nodes.substitution_reference):
-            found.items["substitution", node["refname"]] += 1
+            found.substitutions[node["refname"]] += 1
+            return
+        elif isinstance(node, (nodes.footnote_reference, nodes.citation_reference)):
+            found.notes[node.get("refname") or node.get("auto") or node.astext()] += 1
+            return
         elif isinstance(node, nodes.Text):
             prose.append(node.astext())
         for child in node.children:
             walk(child)
 
-    for block in document.children:
-        if not isinstance(block, nodes.system_message):
-            found.blocks.append(block.tagname)
-        walk(block)
-    found.prose = " ".join(prose)
+    if text.strip().endswith("::"):
+        text += "\n\n   dummy literal"  # as Sphinx does, against "Literal block expected"
+    walk(rst_document(text, known_roles))
+    found.prose = "".join(prose)
     found.html = _HTML_TAG.findall(found.prose)
     found.stray = Counter(c for c in found.prose if c in _MARKUP_CHARS)
     return found
+
+
+# -- MyST -----------------------------------------------------------------------
 
 
 @functools.cache
@@ -111,22 +263,29 @@ def _markdown():
     return create_md_parser(MdParserConfig(), RendererHTML)
 
 
-def parse_md(text):
-    """Parse *text* as MyST Markdown the way the page's parser will."""
+@functools.lru_cache(maxsize=8192)
+def myst_tokens(text):
+    """Return the markdown-it tokens of *text* as MyST Markdown."""
+    return _markdown().parse(text)
+
+
+def parse_myst(text, known_roles):
+    """Return the Markup of *text* as MyST Markdown."""
     found = Markup()
     prose = []
-    for token in _markdown().parse(text):
-        if token.level == 0 and token.nesting >= 0:
-            found.blocks.append(token.type.removesuffix("_open"))
+    for token in myst_tokens(text):
         if token.type == "html_block":
             found.html += _HTML_TAG.findall(token.content)
         for child in token.children or []:
             if child.type == "code_inline":
-                found.items["literal", child.content] += 1
+                found.literals[child.content] += 1
             elif child.type == "myst_role":
-                found.items[role_item(child.meta["name"], child.content)] += 1
+                name = child.meta["name"].lower()
+                if name in known_roles:
+                    found.roles.append(make_role(name, child.content))
+                else:
+                    found.messages.append(f'Unknown interpreted text role "{name}".')
             elif child.type == "link_open":
-                found.items["link", child.attrs["href"]] += 1
                 found.links.append(child.attrs["href"])
             elif child.type == "html_inline":
                 found.html += _HTML_TAG.findall(child.content)
@@ -135,48 +294,101 @@ def parse_md(text):
             elif child.type in ("softbreak", "hardbreak"):
                 prose.append(" ")
     found.prose = "".join(prose)
-    found.stray = Counter(c for c in found.prose if c in _MARKUP_CHARS)
+    found.stray = Counter(c for c in found.prose if c in "*`")
     return found
 
 
-@functools.lru_cache(maxsize=4096)
-def parse(text, kind):
-    """Return the Markup of *text*, parsed as reST ("rst"), MyST ("md") or plain text."""
-    if kind == "rst":
-        return parse_rst(text)
-    if kind == "md":
-        return parse_md(text)
-    return Markup(prose=text, html=_HTML_TAG.findall(text), blocks=["paragraph"])
+_MARKUP_START = {"rst": set("*`|_[]<>:\\@"), "myst": set("*`_[]<>{}!#|\\~:@$")}
+_ENUMERATOR = re.compile(r"\w{1,4}[.)]\s")
 
 
-def describe(item, kind):
-    """Return a markup item as the translator would write it."""
-    what, *rest = item
-    tick = "``" if kind == "rst" else "`"
-    if what == "literal":
-        return f"{tick}{rest[0]}{tick}"
-    if what == "role":
-        name, target, titled = rest
-        role = f":{name}:" if kind == "rst" else f"{{{name}}}"
-        return f"{role}`{'… <' + target + '>' if titled else target}`"
-    if what == "link":
-        return f"link target <{rest[0]}>"
-    return f"|{rest[0]}|"
+def plain(text, syntax):
+    """Whether *text* is one paragraph of words that no parser could take for markup."""
+    return (text[:1].isalnum() and "\n" not in text and not _ENUMERATOR.match(text)
+            and not _MARKUP_START[syntax].intersection(text))  # fmt: skip
 
+
+@functools.lru_cache(maxsize=16384)
+def parse(text, syntax, known_roles=frozenset()):
+    """Return the Markup of *text* parsed as *syntax* ("rst", "myst" or "text").
+
+    Roles not in *known_roles* (default: those of docutils and Sphinx) are
+    unknown, as in a build. The result is shared: do not change it.
+    """
+    known_roles = known_roles or builtin_roles()
+    if syntax == "text" or plain(text, syntax):
+        return Markup(prose=text, html=_HTML_TAG.findall(text))  # what a parse would give
+    if syntax == "rst":
+        return parse_rst(text, known_roles)
+    if syntax == "myst":
+        return parse_myst(text, known_roles)
+
+
+# -- The node Sphinx makes of a translation -------------------------------------
+
+
+def sphinx_node(text, syntax, title, known_roles=frozenset()):
+    """Return (node, dropped): what Sphinx keeps of translation *text*, and what it drops.
+
+    *node* is the tag of the node Sphinx's Locale transform gets for a
+    paragraph-like node (*title* false) or a section title (*title* true): it
+    uses the translation only if that is "paragraph" or "title". *dropped*
+    lists the blocks after the first, which it silently throws away.
+    """
+    if not title and syntax in _MARKUP_START and plain(text, syntax):
+        return "paragraph", []
+    if title:
+        text += "\n" + "=" * len(text) * 2  # what Sphinx appends to a title
+    elif text.strip().endswith("::"):
+        text += "\n\n   dummy literal"  # as Sphinx does; the literal block is dropped
+    if syntax == "myst":
+        blocks = [t.type.removesuffix("_open") for t in myst_tokens(text)
+                  if t.level == 0 and t.nesting >= 0]  # fmt: skip
+        blocks = ["section" if b == "heading" else b for b in blocks]  # MyST makes sections
+        if title and blocks[:1] == ["section"]:
+            blocks = ["title"]
+        return (blocks[0] if blocks else "nothing"), blocks[1:]
+    document = rst_document(text, known_roles or builtin_roles())
+    blocks = [b for b in document.children if not isinstance(b, nodes.system_message)]
+    if not blocks:
+        return "nothing", []
+    first = blocks[0]
+    if title and first.children:
+        first = first.next_node()  # Sphinx takes the section's first child: its title
+    dropped = [] if title else [b.tagname for b in blocks[1:]]  # below a title: its underline
+    if text.endswith("dummy literal"):
+        dropped = dropped[:-1]
+    return first.tagname, dropped
+
+
+# -- Python ---------------------------------------------------------------------
 
 _CODE_NODES = (
-    ast.Call, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Import, ast.ImportFrom,
-    ast.FunctionDef, ast.ClassDef, ast.For, ast.While, ast.With, ast.Return, ast.Subscript,
+    ast.Call, ast.Assign, ast.AugAssign, ast.Import, ast.ImportFrom, ast.FunctionDef,
+    ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.While, ast.With, ast.Return, ast.If,
+    ast.Try,
 )  # fmt: skip
 
 
+def doctest_source(text):
+    """Return the Python of a ``>>>`` doctest (prompts removed), or *text* itself."""
+    if not text.lstrip().startswith(">>>"):
+        return text
+    lines = [line.strip() for line in text.splitlines()]
+    return "\n".join(line[4:] for line in lines if line[:4] in (">>> ", "... "))
+
+
 def python_code(text):
-    """Return the Python program in *text* (doctest prompts removed), or None if prose."""
-    if ">>>" in text:
-        lines = [line.strip() for line in text.splitlines()]
-        return "\n".join(line[4:] for line in lines if line[:4] in (">>> ", "... "))
+    """Return the Python program of a literal-block or doctest message, or None.
+
+    None for prose (Sphinx joins the lines of every message but literal
+    blocks: one line is prose), and for blocks that are not Python.
+    """
+    if "\n" not in text and not text.lstrip().startswith(">>>"):
+        return None
+    source = doctest_source(text)
     try:
-        tree = ast.parse(text)
+        tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
-    return text if any(isinstance(node, _CODE_NODES) for node in ast.walk(tree)) else None
+    return source if any(isinstance(node, _CODE_NODES) for node in ast.walk(tree)) else None

@@ -1,13 +1,19 @@
-"""safety: a translation adds a URL, a non-http(s) link, HTML or a directive."""
+"""safety: a translation adds a link to another site, a non-http(s) link, HTML or a directive.
+
+Links come from the parse (reST, MyST) or, in plain text, from URLs, which
+are ASCII: a URL ends at the first space, Chinese character or full-width
+punctuation. In MyST and plain text HTML is markup (an error); in reST it is shown as
+text (a warning).
+"""
 
 import re
 from collections import Counter
 from urllib.parse import urlsplit
 
+from .common import error, warning
 from .parsing import parse
 
-
-_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s<>`'\"()\[\]]+")
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[!-~]+")
 _BAD_SCHEME = re.compile(r"(?<![\w.+-])(?:javascript|vbscript|data|file):", re.IGNORECASE)
 _DIRECTIVE = re.compile(
     r"^\s*\.\.\s+[\w:.-]+::|^\s*(?:`{3,}|:{3,})\s*\{[\w:.-]+\}|:raw(?:-\w+)?:`|\{raw(?:-\w+)?\}",
@@ -15,23 +21,44 @@ _DIRECTIVE = re.compile(
 )
 
 
-def link_schemes(text, markup):
-    """Return the URL schemes other than http(s) of *text*'s links and dangerous URIs."""
-    schemes = {urlsplit(link).scheme.lower() for link in markup.links}
-    schemes |= {scheme.lower().rstrip(":") for scheme in _BAD_SCHEME.findall(text)}
-    return schemes - {"", "http", "https"}
+def urls(text, markup, syntax):
+    """Return the link targets of *text*: parsed links, or URLs in plain text."""
+    if syntax != "text":
+        return markup.links
+    return [url.rstrip(".,;:!?)]}'\"") for url in _URL.findall(text)]
 
 
-def check(msgid, msgstr, kind, lang):
+def host(url):
+    """Return the site of *url* without "www." and its language subdomain, or ""."""
+    name = (urlsplit(url).hostname or "").removeprefix("www.")
+    return ".".join(name.split(".")[-2:])
+
+
+def check(message):
     """Yield links, schemes, HTML and directives the translation adds."""
-    english, translated = parse(msgid, kind), parse(msgstr, kind)
-    for url in sorted(set(_URL.findall(msgstr)) - set(_URL.findall(msgid))):
-        yield f"adds a URL the English does not have: {url}"
-    for scheme in sorted(link_schemes(msgstr, translated) - link_schemes(msgid, english)):
-        yield f"adds a link that is not http(s): {scheme}:"
+    msgid, msgstr, syntax = message.msgid, message.msgstr, message.syntax
+    if msgid == msgstr:
+        return
+    english = parse(msgid, syntax, message.project.roles)
+    translated = parse(msgstr, syntax, message.project.roles)
+    old, new = urls(msgid, english, syntax), urls(msgstr, translated, syntax)
+    sites = {host(url) for url in old} | {host(url) for url in _URL.findall(msgid)}
+    for url in sorted(set(new) - set(old)):
+        scheme = urlsplit(url).scheme.lower()
+        if scheme not in ("", "http", "https", "mailto"):
+            yield error(f"adds a link that is not http(s): {scheme}:", at=url)
+        elif scheme in ("http", "https") and host(url) not in sites:
+            yield error(f"adds a link to another site: {url}", at=url)
+    schemes = set(map(str.lower, _BAD_SCHEME.findall(msgstr)))
+    schemes -= set(map(str.lower, _BAD_SCHEME.findall(msgid)))
+    for scheme in sorted(schemes - {f"{urlsplit(u).scheme.lower()}:" for u in new}):
+        yield error(f"adds a link that is not http(s): {scheme}", at=scheme)
     tags = Counter(translated.html) - Counter(english.html)
-    if tags:
-        yield "adds raw HTML: " + " ".join(sorted(tags))
+    if tags and syntax == "rst":  # in reST, HTML is text: the page shows the tags
+        yield warning("HTML tags are shown as text in reST: " + " ".join(sorted(tags)),
+                      at=min(tags))  # fmt: skip
+    elif tags:
+        yield error("adds raw HTML: " + " ".join(sorted(tags)), at=min(tags))
     directives = Counter(_DIRECTIVE.findall(msgstr)) - Counter(_DIRECTIVE.findall(msgid))
     if directives:
-        yield "adds a directive or raw role: " + " ".join(d.strip() for d in directives)
+        yield error("adds a directive or raw role: " + " ".join(d.strip() for d in directives))

@@ -1,18 +1,29 @@
 """script-mix: Simplified characters in zh_TW, Traditional ones in zh_CN.
 
 A language's script comes from conf/languages.py: Hant (Traditional) or
-Hans (Simplified); other scripts are not checked.
+Hans (Simplified); other scripts are not checked. A character is of the
+wrong script only if the other script never uses it: CC-CEDICT's Simplified
+characters that no Traditional word uses (个, 给), and the reverse (個, 給),
+as ``zhon.cedict`` packages them. Characters both use (台, 游, 里, 只, 干,
+发布's 布) are never reported, whatever a converter would make of them.
+OpenCC only suggests the replacement.
 """
 
-import difflib
 import functools
 
 import opencc
+from zhon import cedict
 
 from languages import by_sphinx_code
 
+from .common import error
 
-_TW_USAGE = set("台了")  # s2tw writes 臺 and 瞭, Taiwan writes these too
+
+@functools.cache
+def _only(script):
+    """Return the characters that only *script* ("Hans" or "Hant") uses."""
+    simplified, traditional = set(cedict.simplified), set(cedict.traditional)
+    return frozenset(simplified - traditional if script == "Hans" else traditional - simplified)
 
 
 @functools.cache
@@ -38,25 +49,19 @@ def other_script(text, lang, english=""):
     script = script_of(lang)
     if script not in ("Hans", "Hant"):
         return []
-    converted = _opencc("s2tw" if script == "Hant" else "t2s").convert(text)
+    wrong = _only("Hant" if script == "Hans" else "Hans")
+    converter = _opencc("s2tw" if script == "Hant" else "t2s")
     found = []
-    matcher = difflib.SequenceMatcher(None, text, converted, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op != "replace" or i2 - i1 != j2 - j1:
-            continue
-        for old, new in zip(text[i1:i2], converted[j1:j2]):
-            if old in english or f"{old}→{new}" in found:
-                continue
-            # s2tw also normalises Traditional variants (裏→裡): those are not Simplified.
-            if script == "Hant" and (old in _TW_USAGE or _opencc("t2s").convert(old) != old):
-                continue
-            found.append(f"{old}→{new}")
+    for char in dict.fromkeys(text):
+        if char in wrong and char not in english:
+            found.append(f"{char}→{converter.convert(char)}")
     return found
 
 
-def check(msgid, msgstr, kind, lang):
+def check(message):
     """Yield the Simplified characters of a zh_TW translation, or the reverse."""
-    found = other_script(msgstr, lang, msgid)
+    found = other_script(message.msgstr, message.lang, message.msgid)
     if found:
-        wrong = "Simplified" if script_of(lang) == "Hant" else "Traditional"
-        yield f"{wrong} characters in {lang}: {', '.join(found)}"
+        wrong = "Simplified" if script_of(message.lang) == "Hant" else "Traditional"
+        yield error(f"{wrong} characters in {message.lang}: {', '.join(found)}",
+                    at=found[0][0])  # fmt: skip

@@ -4,7 +4,8 @@ import csv
 import functools
 import re
 
-from .parsing import parse, python_code
+from .common import error
+from .parsing import parse
 
 
 @functools.cache
@@ -21,13 +22,14 @@ def _term_pattern(term):
     return re.compile(rf"\b{re.escape(term)}(?:e?s)?\b", re.IGNORECASE)
 
 
-def check(msgid, msgstr, kind, lang, glossary=()):
+def check(message):
     """Yield glossary terms of the English whose translation is not in the msgstr."""
-    if python_code(msgid) is not None:
-        return  # names in code are not terms
-    prose = parse(msgid, kind).prose
+    if "\n" in message.msgid or message.msgid.startswith(">>>"):
+        return  # code: names in it are not terms
+    msgstr, lang = message.msgstr, message.lang
+    prose = parse(message.msgid, message.syntax, message.project.roles).prose
     missing = []
-    for row in glossary:
+    for row in message.project.glossary:
         pattern = _term_pattern(row["en"])
         if not pattern.search(prose):
             continue
@@ -36,4 +38,4 @@ def check(msgid, msgstr, kind, lang, glossary=()):
         if wanted and wanted not in msgstr:
             missing.append(f'"{row["en"]}" → {wanted}')
     if missing:
-        yield "glossary term translated otherwise: " + ", ".join(missing)
+        yield error("glossary term translated otherwise: " + ", ".join(missing))

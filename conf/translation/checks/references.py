@@ -1,0 +1,160 @@
+"""references: a translation changes where a cross-reference or link leads, or loses it.
+
+Sphinx keeps a translation's references only as far as they match the
+English (sphinx/transforms/i18n.py): cross-references (``:ref:``,
+``:term:``, ``:doc:``, ``:func:`` ...) are compared by target in any order,
+named links (```name`_``), footnote and citation references as written; any
+difference is an "inconsistent references" warning, which fails a ``-W``
+build. Titles are free: ``:term:`工作进程 <worker>```.
+
+Errors: a target that does not resolve (checks/project.py says which exist)
+or that changed, a dropped cross-reference, a link whose URI changed or that
+is no longer a link (a URL glued to Chinese text, a link without its
+trailing ``_`` or the space before ``<``, a link name read as a URI), a
+changed named link, substitution, footnote or citation reference.
+Warnings: an added cross-reference, a link to a localized page.
+"""
+
+import re
+from collections import Counter
+from urllib.parse import urlsplit
+
+from .common import error, warning
+from .markup import pairs, squeeze
+from .parsing import EXPLICIT_TITLE, is_xref, parse, written
+
+# A language in a URL: zh.wikipedia.org, /zh-cn/, _ZH-CN.pdf.
+_LANGUAGE = re.compile(
+    r"[-_./]?(?<![a-z])(?:en|en[-_]us|zh|zh[-_](?:cn|tw|hans|hant)|cn|tw)(?![a-z])"
+)
+_NO_SPACE = re.compile(r"[^\s`]<[^>]*>`")  # `text<URI>`_
+INCONSISTENT = 'Sphinx warns "inconsistent references" (fails -W)'
+
+
+def role_text(role, syntax, target=None):
+    """Return a role as the translator writes it, with another *target* if given."""
+    text = role.text
+    if target is not None:
+        match = EXPLICIT_TITLE.match(role.text)
+        text = f"{match[1] if match else role.text.split(' <')[0]} <{target}>"
+    return written(role.name, text, syntax)
+
+
+def raw_target(role):
+    """Return the target of *role* as written (not lowercased)."""
+    match = EXPLICIT_TITLE.match(role.text)
+    return match[2] if match else role.text
+
+
+def xrefs(message, english, translated):
+    """Yield cross-references whose targets differ from the English's."""
+    old = [r for r in english.roles if is_xref(r.name)]
+    new = [r for r in translated.roles if is_xref(r.name) and "`" not in r.text]  # else markup's
+    lost = list((Counter(r.target for r in old) - Counter(r.target for r in new)).elements())
+    added = list((Counter(r.target for r in new) - Counter(r.target for r in old)).elements())
+    lost_roles = [next(r for r in old if r.target == target) for target in lost]
+    for target in added:
+        role = next(r for r in new if r.target == target)
+        shown = role_text(role, message.syntax)
+        replaced = lost_roles.pop(0) if lost_roles else None
+        if message.project.resolves(message.catalog, role) is False:
+            fix = role_text(role, message.syntax, raw_target(replaced)) if replaced else ""
+            yield error(f"{shown} does not resolve: no such target"
+                        + (f"; keep the English target: {fix}" if fix else ""), at=role.text)
+        elif replaced:
+            yield error(f"{shown} leads to {raw_target(role)!r}, the English to "
+                        f"{raw_target(replaced)!r}", at=role.text)  # fmt: skip
+        else:
+            yield warning(f"adds {shown}: {INCONSISTENT}", at=role.text)
+    for role in lost_roles:
+        if role.text not in translated.prose:  # else shown raw: markup says so
+            yield error(f"drops {role_text(role, message.syntax)}: {INCONSISTENT}")
+
+
+def localized(old, new):
+    """Whether URL *new* is *old*'s page in another language (zh.wikipedia, /zh-cn/)."""
+    old_host, new_host = urlsplit(old).hostname or "", urlsplit(new).hostname or ""
+    if old_host != new_host:
+        return old_host.split(".")[-2:] == new_host.split(".")[-2:] and bool(
+            _LANGUAGE.fullmatch(new_host.split(".")[0]))
+    return _LANGUAGE.sub("", old.lower()) == _LANGUAGE.sub("", new.lower())
+
+
+def read_as_uri(uri):
+    """Whether link *uri* is a name that docutils took for a URI: <Code of Conduct>."""
+    return not urlsplit(uri).scheme and not any(c in uri for c in "/.#")
+
+
+def links(message, english, translated):
+    """Yield links whose URI changed or that are no longer links."""
+    lost = list((Counter(english.links) - Counter(translated.links)).elements())
+    added = list((Counter(translated.links) - Counter(english.links)).elements())
+    for name in [uri for uri in added if read_as_uri(uri)]:
+        added.remove(name)  # docutils drops the spaces of "<Code of Conduct>"
+        yield error(f"link name read as a URI: <{name}> (a link to a named target has _ inside "
+                    "the brackets: <Name_>)", at=name[:8])  # fmt: skip
+    plain = squeeze(translated.prose + " ".join(r.text for r in translated.roles))
+    for uri, new in pairs(lost, added):
+        address = uri.removeprefix("mailto:")
+        if new is None and urlsplit(uri).scheme not in ("http", "https", "mailto", ""):
+            continue  # docutils links any "scheme:" text; a literal is as good
+        if new is None and any(uri in name for name in translated.refnames):
+            continue  # `text<URI>`_: names() says so
+        if new is None and address in plain:
+            yield error(f"{address} is no longer a link: a URL glued to text, or a link "
+                        "without its trailing _ or the space before <", at=address)  # fmt: skip
+        elif new is None:
+            yield error(f"drops the link to {uri}")
+        elif localized(uri, new):
+            yield warning(f"links to {new} instead of {uri}: a localized page?", at=new)
+        elif new.split(":", 1)[-1] in uri:
+            yield error(f"only part of {address} is a link: it is glued to the text before or "
+                        "after it", at=new.split(":", 1)[-1])  # fmt: skip
+        else:
+            yield error(f"changes the link {uri} to {new}", at=new)
+
+
+def names(english, translated):
+    """Yield changed named links, substitutions, footnote and citation references."""
+    kinds = (
+        ("refnames", "link", f"{INCONSISTENT}: keep it as in the English, or end the "
+                             "translation with #noqa"),
+        ("substitutions", "substitution", "keep |name| as in the English"),
+        ("notes", "footnote or citation reference", INCONSISTENT),
+    )  # fmt: skip
+    for attribute, what, fix in kinds:
+        old, new = getattr(english, attribute), getattr(translated, attribute)
+        lost, added = sorted((old - new).elements()), sorted((new - old).elements())
+        for name in [n for n in added if attribute == "refnames" and _NO_SPACE.search(n)]:
+            added.remove(name)  # "`文字<https://…>`_": one long link name
+            yield error(f"no space before < in {name[:40]}…: the whole text becomes a link "
+                        "name that leads nowhere; write `文字 <URL>`_", at=name[:12])  # fmt: skip
+        form = {"substitutions": "|{}|", "notes": "[{}]_"}.get(attribute, "{}")
+        lost, added = [form.format(n) for n in lost], [form.format(n) for n in added]
+        for name in [n for n in lost if squeeze(n) in squeeze(translated.prose)]:
+            lost.remove(name)  # shown as text; markup reports a lone | itself
+            if attribute != "substitutions":
+                yield error(f"{name} is shown as text, not as a {what}: it is glued to the text "
+                            "around it (put a space or \"\\ \" there), or has a space inside",
+                            at=name.strip("`_[]"))
+        if not lost and not added:
+            continue
+        text = f"{what} {', '.join(lost) or '(none)'} becomes {', '.join(added) or '(none)'}"
+        yield error(f"{text}: {fix}", at=added[0].strip("|") if added else "")
+    more_links = max(0, len(translated.links) - len(english.links))  # a name read as a URI
+    if english.anonymous > translated.anonymous + more_links:
+        yield error(f"anonymous links `…`__: {english.anonymous} in the English, "
+                    f"{translated.anonymous} here")  # fmt: skip
+
+
+def check(message):
+    """Yield the references of the translation that lead elsewhere than the English's."""
+    if message.syntax == "text" or "\n" in message.msgid or message.msgid == message.msgstr:
+        return
+    known = message.project.roles
+    english = parse(message.msgid, message.syntax, known)
+    translated = parse(message.msgstr, message.syntax, known)
+    yield from xrefs(message, english, translated)
+    yield from links(message, english, translated)
+    if message.syntax == "rst":
+        yield from names(english, translated)

@@ -1,0 +1,71 @@
+"""unused: Sphinx will not use the translation and silently shows the English instead.
+
+Sphinx parses a translation on its own and keeps it only if it is the node
+it replaces: a paragraph (or a title, for a section title). A translation
+that parses as a list, a block quote, a heading or a table is dropped
+without a warning; one that parses as a paragraph followed by more blocks
+loses those blocks. The English tells which node a message comes from: it
+parses as one (or both) of those itself.
+"""
+
+from .common import error, warning
+from .parsing import sphinx_node
+
+USED = ("paragraph", "title")
+UNUSED = "Sphinx will not use this translation and shows the English"
+# Why a one-line translation is some other block, and how to keep it a paragraph.
+WHY = {
+    "bullet_list": ('it starts like a list item ("- ", "* " or "+ ")', 'escape the mark: "\\- "'),
+    "enumerated_list": ('it starts like a numbered item ("1. ", "a) ")', 'escape it: "1\\. "'),
+    "ordered_list": ('it starts like a numbered item ("1. ")', 'escape it: "1\\. "'),
+    "block_quote": ("it starts with a space (a block quote)", "remove the leading space"),
+    "blockquote": ('it starts with ">" (a block quote)', 'escape it: "\\>"'),
+    "code_block": ("it starts with four spaces (a code block)", "remove the leading spaces"),
+    "field_list": ('it starts like a field (":name: ")', "reword the start"),
+    "option_list": ('it starts like a command-line option ("-x ")', "reword the start"),
+    "doctest_block": ('it starts with ">>> "', "reword the start"),
+    "line_block": ('it starts with "| "', 'escape it: "\\| "'),
+    "comment": ('it starts with ".. "', "reword the start"),
+    "section": ('it starts with "#" (a heading)', 'escape it: "\\#"'),
+    "raw": ("it is a directive", "write a paragraph"),
+}
+
+
+def reason(node):
+    """Return why a translation is a *node*, and the fix."""
+    why, fix = WHY.get(node, (f"it parses as {node.replace('_', ' ')}", "reword it"))
+    return f"{why}; {fix}"
+
+
+def usable(shape):
+    """Whether Sphinx uses a translation of this (node, dropped) shape, entirely."""
+    return shape[0] in USED and not shape[1]
+
+
+def check(message):
+    """Yield an error if Sphinx would drop the translation, or part of it."""
+    msgid, msgstr, syntax = message.msgid, message.msgstr, message.syntax
+    if syntax == "text" or "\n" in msgid or msgid == msgstr:
+        return  # literal blocks are wrapped in "::" and never parsed
+    known = message.project.roles
+    english = sphinx_node(msgid, syntax, False, known)
+    translated = sphinx_node(msgstr, syntax, False, known)
+    if usable(english) and usable(translated):
+        return  # the common case: a paragraph for a paragraph
+    if usable(english) and translated[0] in USED:
+        dropped = ", ".join(d.replace("_", " ") for d in translated[1])
+        yield error(f"Sphinx uses only the first paragraph of this translation and silently "
+                    f"drops the rest ({dropped}): write one paragraph")
+        return
+    # Is it a section title? Sphinx parses those with an underline added.
+    title = usable(sphinx_node(msgid, syntax, True, known))
+    as_title = sphinx_node(msgstr, syntax, True, known)
+    indented = msgstr[:1].isspace() and not msgid[:1].isspace()
+    if usable(english) and (indented or not title or not usable(as_title)):
+        yield error(f"{UNUSED}: {reason(translated[0])}")
+    elif usable(english):
+        yield warning(f"Sphinx uses this translation only if it is a title; for a paragraph "
+                      f"it shows the English: {reason(translated[0])}")
+    elif not usable(as_title) and (title or syntax == "myst"):
+        # A title such as "1. Install": reST reads it back, MyST does not ("2\\. ...").
+        yield error(f"{UNUSED}: {reason(as_title[0])}")

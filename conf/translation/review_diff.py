@@ -1,0 +1,685 @@
+"""What a change did to the translations, entry by entry (make review-diff).
+
+Usage:
+    python conf/translation/review_diff.py [--base REV] [--site DIR] [--doctrees DIR]
+                                           [--out DIR] [--pot-dir DIR] [LANG...]
+
+Compares every catalog of LANG (default: every translation) at REV (default:
+the merge base of HEAD with ``main``, else ``origin/main``) with the working
+tree, entry by entry: the English (msgid) and the translation, never the
+lines, so re-wrapping, moved ``#:`` locations and reordering show nothing.
+An entry whose English changed is paired with its old self through the old
+English msgmerge records (``#| msgid``), or, once that is gone, by
+similarity, as msgmerge pairs them. It writes
+
+- OUT/index.html (default _build/review/): one section per language and page
+  in the site's reading order; per changed entry the old and new English (a
+  word diff), the translation before and after (a diff by character for
+  Chinese), the change of state, the findings of ``make check`` on it, and a
+  link to its section in the built pages under SITE (default _build/html/),
+  found through the English doctrees (DOCTREES, default _build/doctrees/en/);
+- OUT/summary.md: counts per language and page and the findings, short
+  enough for a pull request comment or a CI job summary.
+
+Everything taken from a catalog is escaped: a translation never becomes
+markup on the review page.
+
+Exit codes: 0 written, 1 a catalog or the checks could not be read, 2 bad
+usage (an unknown revision, no ``main`` and no REV, not a git repository).
+"""
+
+import argparse
+import difflib
+import html
+import os
+import pickle
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
+from languages import by_sphinx_code, select  # noqa: E402
+from translation.canonical_po import CatalogError, read  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+# The states of a change, in the order the summary counts them.
+STATES = ("new", "translated", "became fuzzy", "fuzzy resolved", "changed", "untranslated",
+          "removed", "obsolete", "restored")  # fmt: skip
+SUMMARY_FINDINGS = 20  # findings listed in summary.md; the page lists them all
+PAIRING = 0.6  # how alike two msgids must be to count as one sentence edited
+
+
+class ReviewError(Exception):
+    """Bad usage: an unknown revision, no base to compare with, no git repository."""
+
+
+def git(*args, cwd=ROOT):
+    """Run git; return its output, or raise ReviewError with git's own message."""
+    result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise ReviewError(result.stderr.strip() or f"git {' '.join(args)} failed")
+    return result.stdout
+
+
+def resolve_base(revision=None, cwd=ROOT):
+    """Return (commit, how it was chosen) for *revision*, by default the merge base with main."""
+    try:
+        git("rev-parse", "--git-dir", cwd=cwd)
+    except ReviewError:
+        raise ReviewError(f"{cwd} is not in a git repository: nothing to compare with") from None
+    if revision:
+        try:
+            commit = git("rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}", cwd=cwd)
+        except ReviewError:
+            raise ReviewError(f"BASE={revision} is not a revision of this repository (git"
+                              " rev-parse cannot find it; fetch it first?)") from None  # fmt: skip
+        return commit.strip(), revision
+    for branch in ("main", "origin/main"):
+        try:
+            git("rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}", cwd=cwd)
+        except ReviewError:
+            continue
+        try:
+            return git("merge-base", branch, "HEAD", cwd=cwd).strip(), f"merge base with {branch}"
+        except ReviewError:
+            raise ReviewError(f"HEAD and {branch} have no common history here (a shallow"
+                              " clone? run git fetch --unshallow); give BASE=<revision>"
+                              ) from None  # fmt: skip
+    raise ReviewError("this repository has no branch main (nor origin/main) to compare with;"
+                      " give the revision: make review-diff BASE=<revision>")  # fmt: skip
+
+
+# -- Comparing catalogs ------------------------------------------------------
+
+
+def translation(entry):
+    """The translation of a catalog entry (its plural forms joined), "" if none."""
+    return "\n".join(v for k, v in entry.strings if k.startswith("msgstr"))
+
+
+def state(entry):
+    """Return "obsolete", "untranslated", "fuzzy" or "translated"."""
+    if entry.obsolete:
+        return "obsolete"
+    if not translation(entry):
+        return "untranslated"
+    return "fuzzy" if "fuzzy" in entry.flags else "translated"
+
+
+def key(entry):
+    """An entry's identity in its catalog: context and English."""
+    return entry.get("msgctxt"), entry.get("msgid")
+
+
+def previous_key(entry):
+    """The identity its English had before it became fuzzy, or None."""
+    old = dict(entry.previous)
+    return (old.get("msgctxt"), old["msgid"]) if "msgid" in old else None
+
+
+@dataclass
+class Change:
+    """One entry that changed between the base and the working tree."""
+
+    state: str
+    old: object  # canonical_po.Entry at the base, or None
+    new: object  # canonical_po.Entry in the working tree, or None
+    findings: list = field(default_factory=list)
+    anchor: str = None  # href of its section in the built pages
+    section: str = None  # that section's title
+
+    @property
+    def old_english(self):
+        if self.old is not None:
+            return self.old.get("msgid")
+        return dict(self.new.previous).get("msgid") if self.new is not None else None
+
+    @property
+    def new_english(self):
+        return self.new.get("msgid") if self.new is not None else None
+
+
+def classify(old, new):
+    """Return the state of the change from *old* to *new* (either may be None), or None."""
+    if old is None:
+        return "obsolete" if new.obsolete else "new"
+    if new is None:
+        return "removed"
+    before, after = state(old), state(new)
+    if before != "obsolete" and after == "obsolete":
+        return "obsolete"
+    if before == "obsolete" and after != "obsolete":
+        return "restored"
+    moves = {("translated", "fuzzy"): "became fuzzy", ("untranslated", "fuzzy"): "became fuzzy",
+             ("fuzzy", "translated"): "fuzzy resolved", ("untranslated", "translated"): "translated",
+             ("translated", "untranslated"): "untranslated", ("fuzzy", "untranslated"): "untranslated"}
+    if (before, after) in moves:
+        return moves[(before, after)]
+    if key(old) != key(new) or translation(old) != translation(new):
+        return "changed"
+    return None
+
+
+def compare(old_entries, new_entries):
+    """Return the Changes from one catalog's entries to another's, in the new one's order."""
+    old_entries = [e for e in old_entries if not e.is_header]
+    new_entries = [e for e in new_entries if not e.is_header]
+    old_by_key = {key(e): e for e in old_entries}
+    paired, matches = set(), []
+    for new in new_entries:
+        old = old_by_key.get(key(new))
+        if old is None and previous_key(new) in old_by_key:
+            old = old_by_key[previous_key(new)]
+        if old is not None and id(old) in paired:
+            old = None
+        if old is not None:
+            paired.add(id(old))
+        matches.append([old, new])
+    # A sentence edited and re-translated in the same change no longer carries
+    # its old English: pair what is left by similarity, as msgmerge would.
+    leftover = [e for e in old_entries if id(e) not in paired and not e.obsolete]
+    for match in matches:
+        if match[0] is None and leftover and not match[1].obsolete:
+            ratio, best = max(
+                (difflib.SequenceMatcher(None, o.get("msgid"), match[1].get("msgid")).ratio(), i)
+                for i, o in enumerate(leftover)
+            )  # fmt: skip
+            if ratio >= PAIRING:
+                match[0] = leftover.pop(best)
+                paired.add(id(match[0]))
+    changes = [Change(s, old, new) for old, new in matches if (s := classify(old, new))]
+    changes += [Change("removed", old, None) for old in old_entries if id(old) not in paired]
+    return changes
+
+
+@dataclass
+class PageReview:
+    """The changes of one catalog (a page, or the interface strings) of one language."""
+
+    lang: str
+    domain: str  # catalog path under LC_MESSAGES, without .po
+    path: Path  # the working tree's catalog (it may no longer exist)
+    changes: list
+    findings: list = field(default_factory=list)  # findings on no particular entry
+    spans: list = field(default_factory=list)  # (first line, entry) in the working tree
+
+
+def catalog_paths(lang, locale_dir):
+    """Map each catalog domain of *lang* in the working tree to its path."""
+    base = locale_dir / lang / "LC_MESSAGES"
+    return {p.relative_to(base).with_suffix("").as_posix(): p for p in sorted(base.rglob("*.po"))}
+
+
+def catalogs_at(commit, lang, locale_dir):
+    """Map each catalog domain of *lang* at *commit* to its text."""
+    top = Path(git("rev-parse", "--show-toplevel", cwd=locale_dir).strip())
+    folder = (locale_dir / lang / "LC_MESSAGES").resolve().relative_to(top.resolve()).as_posix()
+    names = git("ls-tree", "-r", "--name-only", commit, "--", folder + "/", cwd=top).split("\n")
+    found = {}
+    for name in filter(None, names):
+        if name.endswith(".po"):
+            domain = name[len(folder) + 1: -len(".po")]
+            found[domain] = git("show", f"{commit}:{name}", cwd=top)
+    return found
+
+
+def review_language(commit, lang, locale_dir):
+    """Return the PageReviews of *lang*: every catalog that differs in content from *commit*."""
+    old_texts = catalogs_at(commit, lang, locale_dir)
+    new_paths = catalog_paths(lang, locale_dir)
+    pages = []
+    for domain in sorted(old_texts.keys() | new_paths.keys()):
+        path = new_paths.get(domain, locale_dir / lang / "LC_MESSAGES" / f"{domain}.po")
+        try:
+            old = read(old_texts[domain]) if domain in old_texts else []
+        except CatalogError:
+            old = []  # unreadable at the base: everything in it counts as new
+        try:
+            new = read(path.read_text("utf-8")) if domain in new_paths else []
+        except (CatalogError, UnicodeDecodeError):
+            # make check's syntax finding on it is shown for the catalog as a whole.
+            pages.append(PageReview(lang, domain, path, []))
+            continue
+        changes = compare(old, new)
+        spans = sorted((e.line, e) for e in new)
+        pages.append(PageReview(lang, domain, path, changes, spans=spans))
+    return pages
+
+
+# -- Findings of make check --------------------------------------------------
+
+
+def check_findings(langs, locale_dir, pot_dir=None):
+    """Run make check's checks on *langs*; return their Problems (one place to adapt)."""
+    from translation.run_checks import CHECKS, run_checks
+
+    return run_checks(langs, set(CHECKS), locale_dir, pot_dir)
+
+
+def entry_at(spans, line):
+    """The entry of a catalog whose lines include *line*, from (first line, entry) pairs."""
+    found = None
+    for first, entry in spans:
+        if first > line:
+            break
+        found = entry
+    return found
+
+
+# Checks that judge a catalog as a whole, even when they name a line of it.
+CATALOG_CHECKS = {"canonical", "syntax"}
+
+
+def attach_findings(pages, problems):
+    """Give each change the problems found on its entry, each page those on no entry.
+
+    Return the problems that belong to no catalog under review (English sources).
+    """
+    by_path = {page.path.resolve(): page for page in pages}
+    outside = []
+    for problem in problems:
+        page = by_path.get(Path(problem.path).resolve())
+        if page is None:
+            outside.append(problem)
+            continue
+        entry = entry_at(page.spans, problem.line)
+        change = next((c for c in page.changes if entry is not None and c.new is entry), None)
+        if change is not None and problem.check not in CATALOG_CHECKS:
+            change.findings.append(problem)
+        else:
+            page.findings.append(problem)
+    return outside
+
+
+def keep_changed(problems, pages, unchanged):
+    """Keep the problems on changed entries, on whole catalogs that changed, and outside them.
+
+    A problem on an unchanged entry, or anywhere in a catalog whose bytes are
+    those of the base (the paths in *unchanged*), was there before the change.
+    """
+    by_path = {page.path.resolve(): page for page in pages}
+    kept = []
+    for problem in problems:
+        path = Path(problem.path).resolve()
+        if path in unchanged:
+            continue
+        page = by_path.get(path)
+        entry = entry_at(page.spans, problem.line) if page else None
+        if (entry is None or entry.is_header or problem.check in CATALOG_CHECKS
+                or any(c.new is entry for c in page.changes)):  # fmt: skip
+            kept.append(problem)
+    return kept
+
+
+def changed_only(problems, commit, langs, locale_dir):
+    """What ``make check BASE=`` reports: *problems* that this change brought (keep_changed)."""
+    pages = [page for lang in langs for page in review_language(commit, lang, locale_dir)]
+    return keep_changed(problems, pages, unchanged_catalogs(commit, langs, locale_dir))
+
+
+def unchanged_catalogs(commit, langs, locale_dir):
+    """The working tree's catalogs of *langs* whose bytes are the same at *commit*."""
+    same = set()
+    for lang in langs:
+        old = catalogs_at(commit, lang, locale_dir)
+        for domain, path in catalog_paths(lang, locale_dir).items():
+            if old.get(domain) == path.read_text("utf-8"):
+                same.add(path.resolve())
+    return same
+
+
+# -- Where each entry appears in the built pages -----------------------------
+
+
+def load_doctree(doctrees, docname):
+    """Return the pickled doctree of *docname* under *doctrees*, or None."""
+    path = Path(doctrees, docname + ".doctree")
+    if not path.is_file():
+        return None
+    sys.path.insert(0, str(ROOT / "conf"))  # our extensions' nodes are pickled too
+    with open(path, "rb") as stream:
+        return pickle.load(stream)
+
+
+def section_of_messages(doctree):
+    """Map each msgid of *doctree* to (section id, section title), as Sphinx extracts them."""
+    from docutils import nodes
+    from sphinx.util.nodes import extract_messages
+
+    found = {}
+    for node, message in extract_messages(doctree):
+        section = node.parent if isinstance(node, nodes.title) else node
+        while section is not None and not (isinstance(section, nodes.section) and section["ids"]):
+            section = section.parent
+        if section is not None:
+            found.setdefault(message, (section["ids"][0], section[0].astext()))
+    return found
+
+
+def page_ids(page):
+    """The ids of the elements of a built HTML page."""
+    if not page.is_file():
+        return set()
+    return set(re.findall(r'\sid="([^"]+)"', page.read_text("utf-8")))
+
+
+def link_changes(pages, site, doctrees, out):
+    """Give each change a link to its section of the built page, where there is one."""
+    for page in pages:
+        html_page = site / page.lang / f"{page.domain}.html"
+        doctree = load_doctree(doctrees, page.domain)
+        if doctree is None or not html_page.is_file():
+            continue
+        sections = section_of_messages(doctree)
+        ids = page_ids(html_page)
+        translated = load_doctree(Path(doctrees).parent / page.lang, page.domain)
+        titles = {} if translated is None else _titles(translated)
+        href = os.path.relpath(html_page, out).replace(os.sep, "/")
+        for change in page.changes:
+            if change.new is None or change.new.obsolete:
+                continue
+            found = sections.get(change.new_english)
+            if found and found[0] in ids:
+                change.anchor = f"{href}#{found[0]}"
+                change.section = titles.get(found[0], found[1])
+            else:
+                change.anchor, change.section = href, None
+
+
+def _titles(doctree):
+    """Map each section id of *doctree* to its (translated) title."""
+    from docutils import nodes
+
+    return {s["ids"][0]: s[0].astext() for s in doctree.findall(nodes.section) if s["ids"]}
+
+
+def reading_order(doctrees, root="index"):
+    """The docnames in the order of the site's table of contents, from the doctrees."""
+    from sphinx import addnodes
+
+    order, todo = [], [root]
+    while todo:
+        docname = todo.pop(0)
+        if docname in order:
+            continue
+        order.append(docname)
+        doctree = load_doctree(doctrees, docname)
+        if doctree is not None:
+            children = [d for t in doctree.findall(addnodes.toctree) for d in t["includefiles"]]
+            todo = children + todo
+    return order
+
+
+def sort_pages(pages, doctrees):
+    """Sort *pages* by language, then reading order (interface strings and the rest last)."""
+    order = {name: i for i, name in enumerate(reading_order(doctrees))}
+    return sorted(pages, key=lambda p: (p.lang, order.get(p.domain, len(order)), p.domain))
+
+
+# -- Writing the review page and the summary ---------------------------------
+
+
+def _tokens(text, lang):
+    """Split *text* for a diff: words for English, single characters for Chinese."""
+    if lang.startswith("zh"):
+        return re.findall(r"[A-Za-z0-9_]+|\s+|.", text, re.DOTALL)
+    return re.findall(r"\s+|\S+", text)
+
+
+def diff_html(old, new, lang):
+    """Return *new* as escaped HTML with what changed from *old* marked as <del>/<ins>."""
+    before, after = _tokens(old, lang), _tokens(new, lang)
+    parts = []
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            parts.append(html.escape("".join(after[j1:j2])))
+            continue
+        if i2 > i1:
+            parts.append(f'<del><span class="visually-hidden">removed: </span>'
+                         f'{html.escape("".join(before[i1:i2]))}</del>')  # fmt: skip
+        if j2 > j1:
+            parts.append(f'<ins><span class="visually-hidden">added: </span>'
+                         f'{html.escape("".join(after[j1:j2]))}</ins>')  # fmt: skip
+    return "".join(parts)
+
+
+def _text(old, new, lang):
+    """Show a text that may have changed: a diff when it did, else the text."""
+    if old is None or new is None or old == new:
+        shown = new if new is not None else old
+        return html.escape(shown or "") if shown else "<em>(none)</em>"
+    return diff_html(old, new, lang)
+
+
+def _slug(*parts):
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", "-".join(parts)).strip("-")
+
+
+def render_change(change, page):
+    """Return the HTML of one changed entry."""
+    lang = by_sphinx_code(page.lang)
+    before = state(change.old) if change.old is not None else "absent"
+    after = state(change.new) if change.new is not None else "absent"
+    old_text = translation(change.old) if change.old is not None else None
+    new_text = translation(change.new) if change.new is not None else None
+    where = f"{os.path.relpath(page.path, ROOT)}:{change.new.line}" if change.new else (
+        f"{os.path.relpath(page.path, ROOT)} (at the base)")  # fmt: skip
+    rows = [
+        ("English", "en", _text(change.old_english, change.new_english, "en")),
+        ("Translation", lang.html, _text(old_text or None, new_text or None, page.lang)),
+    ]
+    findings = "".join(f"<li><code>[{html.escape(p.check)}]</code> {html.escape(p.message)}"
+                       f" <span class=\"where\">line {p.line}</span></li>"
+                       for p in change.findings)  # fmt: skip
+    if change.anchor:
+        title = (f'<span lang="{lang.html}">{html.escape(change.section)}</span>'
+                 if change.section else "the page")  # fmt: skip
+        preview = f'<a href="{html.escape(change.anchor)}">{title}</a>'
+    else:
+        preview = "<em>not on a built page</em>"
+    body = "".join(f'<dt>{name}</dt><dd lang="{tag}">{value}</dd>' for name, tag, value in rows)
+    return (
+        f'<li class="entry" data-state="{_slug(change.state)}">'
+        f'<p class="state"><span class="badge state-{_slug(change.state)}">{change.state}</span>'
+        f" {before} → {after} <span class=\"where\">{html.escape(where)}</span></p>"
+        f"<dl>{body}<dt>Checks</dt><dd>"
+        + (f'<ul class="findings">{findings}</ul>' if findings else "no findings")
+        + f"</dd><dt>Preview</dt><dd>{preview}</dd></dl></li>"
+    )
+
+
+def counts(page):
+    """Map each state to how many of *page*'s changes have it."""
+    return {s: sum(1 for c in page.changes if c.state == s) for s in STATES}
+
+
+def page_findings(page):
+    """Every finding shown for *page*: on its changed entries and on no entry."""
+    return [p for c in page.changes for p in c.findings] + page.findings
+
+
+STYLE = """
+body { font: 16px/1.5 system-ui, sans-serif; color: #1a1a1a; background: #fff; margin: 0 auto;
+       max-width: 72rem; padding: 1rem 1.5rem 4rem; }
+code { font-family: ui-monospace, monospace; font-size: 0.9em; }
+table { border-collapse: collapse; margin: 1rem 0; }
+th, td { border: 1px solid #8c8c8c; padding: 0.2rem 0.6rem; text-align: right; }
+th:first-child, td:first-child, th:nth-child(2), td:nth-child(2) { text-align: left; }
+td:nth-child(2) { overflow-wrap: anywhere; }
+ol.entries { list-style: none; padding: 0; }
+li.entry { border: 1px solid #8c8c8c; border-radius: 6px; margin: 1rem 0; padding: 0.5rem 1rem; }
+dl { display: grid; grid-template-columns: 8rem 1fr; gap: 0.3rem 1rem; margin: 0.5rem 0; }
+dt { font-weight: 600; } dd { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
+del { background: #ffe3e3; color: #7a0000; }
+ins { background: #dcf5e0; color: #0a4d17; text-decoration: underline; }
+del + ins { margin-left: 0.2em; }
+.badge { display: inline-block; border-radius: 4px; padding: 0 0.5rem; font-weight: 600;
+         background: #e8e8e8; color: #1a1a1a; }
+.state-became-fuzzy, .state-untranslated { background: #fff0c2; color: #5c4300; }
+.state-removed, .state-obsolete { background: #ffe3e3; color: #7a0000; }
+.state-translated, .state-fuzzy-resolved, .state-new { background: #dcf5e0; color: #0a4d17; }
+.where { color: #4d4d4d; font-size: 0.9em; }
+ul.findings { margin: 0; padding-left: 1.2rem; color: #7a0000; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden;
+                   clip: rect(0 0 0 0); white-space: nowrap; }
+a { color: #0645ad; }
+"""
+
+
+def render_page(pages, base, outside):
+    """Return the review page's HTML."""
+    commit, how = base
+    out = []
+    for lang in dict.fromkeys(p.lang for p in pages):
+        language = by_sphinx_code(lang)
+        sections = [p for p in pages if p.lang == lang and (p.changes or p.findings)]
+        out.append(f'<section aria-labelledby="{_slug(lang)}"><h2 id="{_slug(lang)}">'
+                   f'<span lang="{language.html}">{html.escape(language.name)}</span>'
+                   f" ({lang})</h2>")  # fmt: skip
+        if not sections:
+            out.append("<p>No change to this language's translations.</p>")
+        for page in sections:
+            anchor = _slug(lang, page.domain)
+            # Named by language and page: every language has a page of that name.
+            out.append(f'<section aria-labelledby="{_slug(lang)} {anchor}"><h3 id="{anchor}">'
+                       f"{html.escape(page.domain)}</h3>")  # fmt: skip
+            if page.findings:
+                items = "".join(f"<li><code>[{html.escape(p.check)}]</code> "
+                                f"{html.escape(p.message)} <span class=\"where\">line {p.line}"
+                                "</span></li>" for p in page.findings)  # fmt: skip
+                out.append(f'<p>Findings on the catalog as a whole:</p><ul class="findings">'
+                           f"{items}</ul>")  # fmt: skip
+            out.append('<ol class="entries">')
+            out += [render_change(change, page) for change in page.changes]
+            out.append("</ol></section>")
+        out.append("</section>")
+    changed = [p for p in pages if p.changes or p.findings]
+    used = [s for s in STATES if any(counts(p)[s] for p in changed)]
+    rows = "".join(
+        f"<tr><td>{p.lang}</td><td><a href=\"#{_slug(p.lang, p.domain)}\">"
+        f"{html.escape(p.domain)}</a></td>"
+        + "".join(f"<td>{counts(p)[s] or ''}</td>" for s in used)
+        + f"<td>{len(page_findings(p)) or ''}</td></tr>"
+        for p in changed
+    )  # fmt: skip
+    head = "".join(f'<th scope="col">{s}</th>' for s in used)
+    table = (f'<table><caption>Changed entries per language and page</caption><thead><tr>'
+             f'<th scope="col">language</th><th scope="col">page</th>{head}'
+             f'<th scope="col">findings</th></tr></thead><tbody>{rows}</tbody></table>'
+             if rows else "<p>No translation changed.</p>")  # fmt: skip
+    extra = ""
+    if outside:
+        items = "".join(f"<li><code>{html.escape(str(p))}</code></li>" for p in outside)
+        extra = f'<h2 id="other-findings">Other findings</h2><ul class="findings">{items}</ul>'
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Translation review: changes since {html.escape(commit[:12])}</title>
+<style>{STYLE}</style>
+</head>
+<body>
+<header>
+<h1>Translation review</h1>
+<p>What this change did to the translations: every catalog entry whose English or
+translation differs from <code>{html.escape(commit[:12])}</code> ({html.escape(how)}).
+Re-wrapped lines, moved location comments and reordered entries are not changes.
+Each entry links to its section of the built page.</p>
+{table}
+</header>
+<main>
+{''.join(out)}
+{extra}
+</main>
+</body>
+</html>
+"""
+
+
+def render_summary(pages, base, outside, page_href):
+    """Return summary.md: counts per language and page, then the findings."""
+    commit, how = base
+    lines = [f"## Translation review: changes since `{commit[:12]}` ({how})", ""]
+    total = sum(len(p.changes) for p in pages)
+    lines += [f"{total} changed entries." if total else "No translation changed.", ""]
+    changed = [p for p in pages if p.changes or p.findings]
+    if changed:
+        shown = [s for s in STATES if any(counts(p)[s] for p in changed)]
+        lines.append("| language | page | " + " | ".join(shown) + " | findings |")
+        lines.append("|---|---|" + "---:|" * (len(shown) + 1))
+        for p in changed:
+            numbers = [str(counts(p)[s] or "") for s in shown]
+            lines.append(f"| {p.lang} | {p.domain} | " + " | ".join(numbers)
+                         + f" | {len(page_findings(p)) or ''} |")  # fmt: skip
+    findings = [f for p in changed for f in page_findings(p)] + outside
+    lines.append("")
+    if findings:
+        lines.append(f"**Findings of `make check` on what changed: {len(findings)}**")
+        lines.append("")
+        for problem in findings[:SUMMARY_FINDINGS]:
+            lines.append(f"- `{problem.path}:{problem.line}` [{problem.check}] "
+                         + problem.message.replace("|", "\\|"))  # fmt: skip
+        if len(findings) > SUMMARY_FINDINGS:
+            lines.append(f"- … and {len(findings) - SUMMARY_FINDINGS} more on the review page")
+    else:
+        lines.append("`make check` finds nothing on what changed.")
+    lines += ["", f"Review page: `{page_href}`", ""]
+    return "\n".join(lines)
+
+
+def write_review(base, langs, locale_dir, site, doctrees, out, pot_dir=None):
+    """Compare, check, link and write OUT/index.html and OUT/summary.md; return the pages."""
+    commit, _ = base
+    pages = [page for lang in langs for page in review_language(commit, lang, locale_dir)]
+    problems = keep_changed(check_findings(langs, locale_dir, pot_dir), pages,
+                            unchanged_catalogs(commit, langs, locale_dir))  # fmt: skip
+    outside = attach_findings(pages, problems)
+    out.mkdir(parents=True, exist_ok=True)
+    link_changes(pages, site, doctrees, out)
+    pages = sort_pages(pages, doctrees)
+    (out / "index.html").write_text(render_page(pages, base, outside), "utf-8")
+    shown = os.path.relpath(out / "index.html")
+    (out / "summary.md").write_text(render_summary(pages, base, outside, shown), "utf-8")
+    return pages
+
+
+def main(argv=None):
+    """Parse the command line, write the review, say where it is."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("languages", nargs="*", metavar="LANG")
+    parser.add_argument("--base", help="the revision to compare with (default: merge base with main)")
+    parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
+    parser.add_argument("--doctrees", type=Path, default=ROOT / "_build" / "doctrees" / "en")
+    parser.add_argument("--out", type=Path, default=ROOT / "_build" / "review")
+    parser.add_argument("--pot-dir", type=Path, help="check out-of-sync against these .pot files")
+    parser.add_argument("--locale-dir", type=Path, default=ROOT / "locale")
+    args = parser.parse_args(argv)
+    try:
+        langs = select(args.languages, translations_only=True)
+        base = resolve_base(args.base, args.locale_dir)
+    except (ValueError, ReviewError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if not (args.site / "index.html").is_file():
+        print(f"note: no built site in {args.site}: the review page links to no page"
+              " (run make html first)", file=sys.stderr)  # fmt: skip
+    try:
+        pages = write_review(base, langs, args.locale_dir, args.site, args.doctrees,
+                             args.out, args.pot_dir)  # fmt: skip
+    except (CatalogError, RuntimeError, ReviewError) as err:
+        line = f":{err.line}" if isinstance(err, CatalogError) else ""
+        print(f"error{line}: {err}", file=sys.stderr)
+        return 1
+    total = sum(len(p.changes) for p in pages)
+    print((args.out / "summary.md").read_text("utf-8"))
+    print(f"{total} changed entries since {base[0][:12]}; review page:"
+          f" {os.path.relpath(args.out / 'index.html')}", file=sys.stderr)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

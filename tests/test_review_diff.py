@@ -1,0 +1,420 @@
+"""make review-diff, make check BASE= and the Read the Docs pull-request preview, on real repositories.
+
+The small tests use a one-catalog repository and no site. The others build a
+project copy as a repository whose branch ``pr`` makes every kind of catalog
+change with the real tools (an English sentence changed, a paragraph removed
+and one added, ``make update-po``; a page removed and ``make prune-po``;
+translations made, fixed and resolved; a catalog re-wrapped only), then build
+its Read the Docs pull-request preview from a shallow clone, as Read the Docs
+does, and read the review page in it.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from bs4 import BeautifulSoup
+from build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from translation.canonical_po import read, render
+
+ROOT = Path(__file__).resolve().parent.parent
+REVIEW = [sys.executable, str(ROOT / "conf" / "translation" / "review_diff.py")]
+CHECK = [sys.executable, str(ROOT / "conf" / "translation" / "run_checks.py")]
+CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
+
+
+def run(cmd, cwd, env=None, ok=True):
+    """Run *cmd*; fail the test with its output if it fails and *ok* says it must not."""
+    result = subprocess.run(cmd, cwd=cwd, env=env or CLEAN_ENV, capture_output=True, text=True)
+    if ok:
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result
+
+
+def git(repo, *args):
+    """Run git in *repo* as a test author."""
+    return run(["git", "-c", "user.name=Test", "-c", "user.email=test@example.org", *args], repo)
+
+
+def edit(path, old, new, count=1):
+    """Replace *old* by *new* in the file at *path*, which must contain it."""
+    text = path.read_text("utf-8")
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, count), "utf-8")
+
+
+# -- One catalog, no site -------------------------------------------------------
+
+
+@pytest.fixture
+def small_repo(tmp_path):
+    """A repository without a main branch: one zh_CN catalog, committed twice (base, HEAD)."""
+    repo = tmp_path / "repo"
+    catalogs = repo / "locale" / "zh_CN" / "LC_MESSAGES"
+    catalogs.mkdir(parents=True)
+    shutil.copy(ROOT / "locale" / "zh_CN" / "LC_MESSAGES" / "index.po", catalogs / "index.po")
+    git(repo, "init", "--quiet", "--initial-branch=trunk")
+    git(repo, "add", "-A")
+    git(repo, "commit", "--quiet", "-m", "base")
+    (tmp_path / "pots").mkdir()  # out-of-sync compares with no page: it finds nothing
+    return repo
+
+
+def review(repo, out, *args, ok=True):
+    """Run review_diff.py on *repo*'s catalogs, writing to *out*; return the result."""
+    return run([*REVIEW, "--locale-dir", str(repo / "locale"), "--site", str(out / "no-site"),
+                "--pot-dir", str(repo.parent / "pots"), "--out", str(out), *args, "zh_CN"],
+               repo, ok=ok)  # fmt: skip
+
+
+def test_rewrapping_moved_locations_and_reordering_show_nothing(small_repo, tmp_path):
+    po = small_repo / "locale" / "zh_CN" / "LC_MESSAGES" / "index.po"
+    entries = read(po.read_text("utf-8"))
+    entries[1:] = reversed(entries[1:])
+    for entry in entries:
+        entry.references = [f"{name}:{n}" for n, name in enumerate(entry.references, 7)]
+    po.write_text(render(entries, page_width=40, header=False), "utf-8")
+    assert len(git(small_repo, "diff").stdout.splitlines()) > 100  # a big raw diff
+    result = review(small_repo, tmp_path / "out", "--base", "HEAD")
+    summary = (tmp_path / "out" / "summary.md").read_text("utf-8")
+    assert "No translation changed." in summary, summary
+    page = BeautifulSoup((tmp_path / "out" / "index.html").read_text("utf-8"), "html.parser")
+    assert page.select("li.entry") == []
+    assert "0 changed entries" in result.stderr
+    # Only the catalog's form is reported: make format-po puts it back.
+    assert "[canonical]" in summary and "| findings |" in summary
+
+
+def test_translations_are_escaped_and_their_findings_shown(small_repo, tmp_path):
+    po = small_repo / "locale" / "zh_CN" / "LC_MESSAGES" / "index.po"
+    edit(po, 'msgstr "教程"', 'msgstr "教程<script>alert(1)</script><img src=x onerror=alert(2)>"')
+    review(small_repo, tmp_path / "out", "--base", "HEAD")
+    page = BeautifulSoup((tmp_path / "out" / "index.html").read_text("utf-8"), "html.parser")
+    assert page.find("script") is None and page.find("img") is None
+    (entry,) = page.select("li.entry")
+    assert entry["data-state"] == "changed"
+    translation = entry.find("dd", lang="zh-CN")
+    assert "<script>alert(1)</script>" in translation.ins.get_text()
+    assert "[safety]" in entry.select_one("ul.findings").get_text()
+    assert entry.find("dd", lang="en").get_text() == "Tutorials"
+
+
+def test_without_main_a_base_must_be_given_and_a_bad_one_is_refused(small_repo, tmp_path):
+    result = review(small_repo, tmp_path / "out", ok=False)
+    assert result.returncode == 2
+    assert "no branch main" in result.stderr and "BASE=<revision>" in result.stderr
+    result = review(small_repo, tmp_path / "out", "--base", "no-such-revision", ok=False)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "BASE=no-such-revision is not a revision of this repository" in result.stderr
+    assert not (tmp_path / "out" / "index.html").exists()
+
+
+def test_the_git_diff_driver_hides_locations_and_wrapping(small_repo):
+    shutil.copytree(ROOT / "conf" / "translation", small_repo / "conf" / "translation",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    shutil.copy(ROOT / ".gitattributes", small_repo / ".gitattributes")
+    git(small_repo, "add", "-A")
+    git(small_repo, "commit", "--quiet", "-m", "the driver")
+    # The command docs/translating.md gives, word for word.
+    guide = (ROOT / "docs" / "translating.md").read_text("utf-8")
+    command = re.search(r"^git config diff\.po\.textconv .*$", guide, re.MULTILINE).group()
+    run(["sh", "-c", command], small_repo)
+    po = small_repo / "locale" / "zh_CN" / "LC_MESSAGES" / "index.po"
+    entries = read(po.read_text("utf-8"))
+    for entry in entries:
+        entry.references = [f"{name}:3" for name in entry.references]
+    po.write_text(render(entries, page_width=45, header=False), "utf-8")
+    assert git(small_repo, "diff", "--no-textconv").stdout.count("\n+") > 50
+    assert git(small_repo, "diff").stdout == ""  # only wrapping and locations changed
+    edit(po, 'msgstr "教程"', 'msgstr "教学"')
+    changed = git(small_repo / "locale", "diff").stdout  # from a subfolder too
+    assert [line for line in changed.splitlines() if line[:1] in "+-" and line[:3] not in
+            ("+++", "---")] == ['-msgstr "教程"', '+msgstr "教学"']  # fmt: skip
+
+
+@pytest.mark.parametrize("target", ["review-diff", "check"])
+def test_make_targets_refuse_a_bad_base_before_doing_anything(target):
+    result = run(["make", "--no-print-directory", target, "BASE=no-such-revision-13"], ROOT,
+                 ok=False)  # fmt: skip
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "BASE=no-such-revision-13 is not a revision of this repository" in result.stderr
+
+
+def test_check_with_a_base_reports_only_changed_entries(small_repo, tmp_path):
+    po = small_repo / "locale" / "zh_CN" / "LC_MESSAGES" / "index.po"
+    edit(po, 'msgstr "教程"', 'msgstr "教學"')  # Traditional characters in zh_CN
+    git(small_repo, "commit", "--quiet", "-am", "a mistake that was already there")
+    edit(po, 'msgstr "参与贡献"', 'msgstr "參與貢獻"')  # and one this change makes
+
+    def check(*args):
+        return run([*CHECK, "--locale-dir", str(small_repo / "locale"), "--pot-dir",
+                    str(tmp_path / "pots"), *args, "zh_CN"], small_repo, ok=False)  # fmt: skip
+
+    everything = check()
+    assert everything.stdout.count("[script-mix]") == 2
+    changed = check("--base", "HEAD")
+    assert changed.returncode == 1
+    assert changed.stdout.count("[script-mix]") == 1 and "參→参" in changed.stdout
+    assert "1 error(s) on what changed since HEAD" in changed.stderr
+
+
+def test_the_pull_request_workflow_calls_the_targets_tested_here():
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "review.yml").read_text("utf-8"))
+    assert "pull_request" in workflow[True]  # YAML 1.1 reads the key "on" as True
+    steps = workflow["jobs"]["review"]["steps"]
+    script = "\n".join(step.get("run", "") for step in steps)
+    targets = set(re.findall(r"^([a-zA-Z_-]+):", (ROOT / "Makefile").read_text("utf-8"), re.M))
+    called = re.findall(r"\bmake ([a-z-]+)", script)
+    assert {"html", "check", "review-diff"} <= set(called) <= targets, called
+    assert 'BASE="$BASE"' in script and "pull_request.base.sha" in str(workflow["jobs"])
+    assert "_build/review/summary.md >> \"$GITHUB_STEP_SUMMARY\"" in script
+    (upload,) = [step for step in steps if step.get("uses", "").startswith("actions/upload-artifact")]
+    assert upload["with"]["path"].split() == ["_build/html", "_build/review"]
+
+
+# -- A pull request made with the real tools, and its Read the Docs preview ---
+
+
+def catalog(repo, lang, name="index"):
+    return repo / "locale" / lang / "LC_MESSAGES" / f"{name}.po"
+
+
+def make(repo, *args):
+    return run(["make", "--no-print-directory", *args], repo)
+
+
+@pytest.fixture(scope="module")
+def pull_request(site, tmp_path_factory):
+    """A project repository with a branch pr that changes the translations in every way."""
+    tmp = tmp_path_factory.mktemp("pull-request")
+    repo = copy_project(tmp / "repo")
+    # The executed gallery is committed here, so that no clone runs the examples.
+    (repo / ".gitignore").write_text("/_build/\n/.venv\n*.mo\n*.pot\n__pycache__/\n")
+    edit(catalog(repo, "zh_CN"), 'msgid "Who it is for"\nmsgstr "适用读者"',
+         'msgid "Who it is for"\nmsgstr ""')  # fmt: skip
+    edit(catalog(repo, "zh_CN"), 'msgid "How to read it"', '#, fuzzy\nmsgid "How to read it"')
+    git(repo, "init", "--quiet", "--initial-branch=main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "--quiet", "-m", "base: one untranslated, one fuzzy entry")
+    git(repo, "switch", "--quiet", "-c", "pr")
+
+    index = repo / "docs" / "index.md"
+    edit(index, "translating\ntranslation-status\n", "translating\n")
+    (repo / "docs" / "translation-status.md").unlink()
+    make(repo, "prune-po")
+    git(repo, "add", "-A")
+    git(repo, "commit", "--quiet", "-m", "remove the status page")
+
+    edit(index, "which PyTorch\nrecommends today.", "which PyTorch\nrecommends for new code.")
+    edit(index, "You can download every tutorial as a Python script or a Jupyter notebook at\n"
+                "the end of its page and run it on your own hardware.\n\n", "")  # fmt: skip
+    edit(index, "in another language.\n", "in another language.\n\nEvery page was built from"
+                " the same commit of the sources.\n")  # fmt: skip
+    make(repo, "update-po")
+    git(repo, "commit", "--quiet", "-am", "English: one sentence changed, one removed, one added")
+
+    edit(catalog(repo, "zh_CN"), 'msgid "Who it is for"\nmsgstr ""',
+         'msgid "Who it is for"\nmsgstr "适用读者"')  # fmt: skip
+    edit(catalog(repo, "zh_CN"), '#, fuzzy\nmsgid "How to read it"', 'msgid "How to read it"')
+    edit(catalog(repo, "zh_CN"), 'msgid "Every page was built from the same commit of the'
+         ' sources."\nmsgstr ""', 'msgid "Every page was built from the same commit of the'
+         ' sources."\nmsgstr "每个页面都是由同一次提交的源文件构建的。"')  # fmt: skip
+    edit(catalog(repo, "zh_TW"), 'msgstr "教學"', 'msgstr "教學文章"')
+    git(repo, "commit", "--quiet", "-am", "zh_CN: translate and resolve; zh_TW: fix a title")
+
+    rewrapped = catalog(repo, "zh_TW", "auto_examples/plot_01_dataparallel")
+    rewrapped.write_text(render(read(rewrapped.read_text("utf-8")), page_width=60), "utf-8")
+    git(repo, "commit", "--quiet", "-am", "zh_TW: the tutorial re-wrapped by an editor")
+    return repo
+
+
+def readthedocs_commands():
+    """The build commands of .readthedocs.yaml, without the installs."""
+    config = yaml.safe_load((ROOT / ".readthedocs.yaml").read_text("utf-8"))
+    return [cmd for cmd in config["build"]["commands"] if "pip install" not in cmd]
+
+
+@pytest.fixture(scope="module")
+def preview(pull_request, tmp_path_factory):
+    """The pull request built as Read the Docs builds one: a shallow clone, all languages."""
+    tmp = tmp_path_factory.mktemp("readthedocs-pr")
+    clone = tmp / "clone"
+    run(["git", "clone", "--quiet", "--depth=1", "--branch=pr", f"file://{pull_request}",
+         str(clone)], tmp)  # fmt: skip
+    assert run(["git", "rev-parse", "--is-shallow-repository"], clone).stdout.strip() == "true"
+    # For make in the clone: the shared environment, not a new one (an old requirements.txt).
+    (clone / ".venv").symlink_to(ROOT / ".venv")
+    os.utime(clone / "requirements.txt", (0, 0))
+    env = {
+        **CLEAN_ENV, "READTHEDOCS": "True", "READTHEDOCS_LANGUAGE": "en",
+        "READTHEDOCS_VERSION": "13", "READTHEDOCS_VERSION_TYPE": "external",
+        "READTHEDOCS_OUTPUT": str(tmp / "out"),
+        "PATH": f"{ROOT / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    }  # fmt: skip
+    for command in readthedocs_commands():
+        run(["sh", "-c", command], clone, env=env)
+    return clone, tmp / "out" / "html"
+
+
+def entries(page, lang, domain):
+    """The change entries of one language and page on a review page."""
+    section = page.find(id=re.sub(r"[^A-Za-z0-9_-]+", "-", f"{lang}-{domain}"))
+    return [] if section is None else section.find_parent("section").select("li.entry")
+
+
+def entry_for(items, english):
+    """The entry among *items* whose English contains *english*."""
+    found = [e for e in items if english in e.find("dd", lang="en").get_text()]
+    assert len(found) == 1, (english, [e.get_text()[:80] for e in items])
+    return found[0]
+
+
+@pytest.mark.gettext
+def test_the_preview_holds_every_language_and_the_review_page(preview):
+    _, html = preview
+    assert (html / "index.html").is_file()  # the root chooser
+    for lang in ("en", "zh_CN", "zh_TW"):
+        page = BeautifulSoup((html / lang / "index.html").read_text("utf-8"), "html.parser")
+        switch = {a["hreflang"]: a["href"] for a in page.select("nav.language-switcher a")}
+        others = {"en": "en", "zh-CN": "zh_CN", "zh-TW": "zh_TW"}
+        others.pop(page.html["lang"])
+        # Side by side, as locally, not /<language>/<version>/ as in Read the Docs' projects.
+        assert switch == {tag: f"../{folder}/index.html" for tag, folder in others.items()}
+    assert (html / "review" / "index.html").is_file() and (html / "review" / "summary.md").is_file()
+
+
+@pytest.mark.gettext
+def test_every_state_change_is_shown(preview):
+    _, html = preview
+    page = BeautifulSoup((html / "review" / "index.html").read_text("utf-8"), "html.parser")
+    zh_cn, zh_tw = entries(page, "zh_CN", "index"), entries(page, "zh_TW", "index")
+    for items in (zh_cn, zh_tw):
+        fuzzy = entry_for(items, "recommends")
+        assert fuzzy["data-state"] == "became-fuzzy"
+        english = fuzzy.find("dd", lang="en")
+        assert english.find("del").get_text(strip=True).endswith("today.")
+        assert "new code." in english.find("ins").get_text()
+        assert "[completeness]" in fuzzy.select_one("ul.findings").get_text()
+        assert entry_for(items, "You can download every tutorial")["data-state"] == "obsolete"
+        assert entry_for(items, "Every page was built")["data-state"] == "new"
+    assert entry_for(zh_cn, "Who it is for")["data-state"] == "translated"
+    assert entry_for(zh_cn, "How to read it")["data-state"] == "fuzzy-resolved"
+    fixed = entry_for(zh_tw, "Tutorials")
+    assert fixed["data-state"] == "changed"
+    assert [i.get_text() for i in fixed.find("dd", lang="zh-TW").find_all("ins")] == ["added: 文章"]
+    for lang in ("zh_CN", "zh_TW"):
+        removed = entries(page, lang, "translation-status")
+        assert removed and {e["data-state"] for e in removed} == {"removed"}
+
+
+@pytest.mark.gettext
+def test_rewrapping_shows_no_entry_only_the_catalogs_form(preview):
+    _, html = preview
+    page = BeautifulSoup((html / "review" / "index.html").read_text("utf-8"), "html.parser")
+    domain = "auto_examples/plot_01_dataparallel"
+    tutorial = [e for e in entries(page, "zh_TW", domain) if e["data-state"] != "removed"]
+    assert tutorial == []  # pruned obsolete entries aside, nothing changed
+    heading = page.find(id=f"zh_TW-{domain.replace('/', '-')}")
+    assert "[canonical]" in heading.find_parent("section").get_text()
+
+
+@pytest.mark.gettext
+def test_links_point_to_existing_anchors_of_the_built_pages(preview):
+    _, html = preview
+    review_page = html / "review" / "index.html"
+    page = BeautifulSoup(review_page.read_text("utf-8"), "html.parser")
+    present = [e for e in page.select("li.entry") if e["data-state"] not in ("removed", "obsolete")]
+    assert len(present) >= 7
+    links = [e.find("a")["href"] for e in present]
+    assert all("#" in link for link in links), links  # each to its section
+    for link in links:
+        target, _, anchor = link.partition("#")
+        built = (review_page.parent / target).resolve()
+        assert built.is_relative_to(html.resolve()) and built.is_file(), link
+        if anchor:
+            ids = {tag["id"] for tag in BeautifulSoup(built.read_text("utf-8"), "html.parser")
+                   .find_all(id=True)}  # fmt: skip
+            assert anchor in ids, link
+    # The link of the changed sentence lands in the section that shows it.
+    fuzzy = entry_for(entries(page, "zh_CN", "index"), "recommends")
+    target, _, anchor = fuzzy.find("a")["href"].partition("#")
+    built = BeautifulSoup((review_page.parent / target).read_text("utf-8"), "html.parser")
+    assert "recommends for new code." in built.find(id=anchor).get_text()
+
+
+@pytest.mark.gettext
+def test_summary_counts_per_language_and_page(preview):
+    _, html = preview
+    summary = (html / "review" / "summary.md").read_text("utf-8")
+    rows = {tuple(cells[:2]): cells[2:] for line in summary.splitlines()
+            if line.startswith("| zh") for cells in [[c.strip() for c in line.strip("|").split("|")]]}
+    header = [c.strip() for c in next(line for line in summary.splitlines()
+                                      if line.startswith("| language")).strip("|").split("|")]
+    columns = header[2:]
+    zh_cn = dict(zip(columns, rows[("zh_CN", "index")]))
+    assert zh_cn["became fuzzy"] == "1" and zh_cn["translated"] == "1"
+    assert zh_cn["fuzzy resolved"] == "1" and zh_cn["new"] == "1" and zh_cn["obsolete"] == "1"
+    assert dict(zip(columns, rows[("zh_TW", "index")]))["changed"] == "1"
+    assert ("zh_TW", "auto_examples/plot_01_dataparallel") in rows  # its [canonical] finding
+    assert "[canonical]" in summary and len(summary) < 6000
+
+
+@pytest.mark.gettext
+def test_make_review_diff_and_check_in_the_clone_compare_with_origin_main(preview):
+    clone, _ = preview
+    result = make(clone, "review-diff")
+    assert "merge base with origin/main" in result.stdout
+    review_page = clone / "_build" / "review" / "index.html"
+    page = BeautifulSoup(review_page.read_text("utf-8"), "html.parser")
+    link = entry_for(entries(page, "zh_TW", "index"), "Tutorials").find("a")["href"]
+    assert link.startswith("../html/zh_TW/index.html#")
+    check = run(["make", "--no-print-directory", "check", "BASE=origin/main"], clone, ok=False)
+    assert check.returncode != 0
+    assert "on what changed since origin/main" in check.stderr
+    assert "index.po" in check.stdout and "[completeness]" in check.stdout
+
+
+@pytest.mark.gettext
+def test_a_preview_without_the_base_fails_clearly(pull_request, tmp_path):
+    lonely = tmp_path / "lonely"
+    run(["git", "clone", "--quiet", "--depth=1", "--branch=pr", f"file://{pull_request}",
+         str(lonely)], tmp_path)  # fmt: skip
+    run(["git", "remote", "set-url", "origin", str(tmp_path / "gone")], lonely)
+    env = {**CLEAN_ENV, "READTHEDOCS": "True", "READTHEDOCS_LANGUAGE": "en",
+           "READTHEDOCS_VERSION": "13", "READTHEDOCS_VERSION_TYPE": "external",
+           "READTHEDOCS_OUTPUT": str(tmp_path / "out")}  # fmt: skip
+    result = run([sys.executable, "conf/build/build_site.py", "readthedocs"], lonely, env=env,
+                 ok=False)  # fmt: skip
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "cannot find the commit this pull request is based on" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.browser
+@pytest.mark.gettext
+def test_the_review_page_in_chromium(preview, open_page):
+    from axe_playwright_python.sync_playwright import Axe
+
+    _, html = preview
+    shots = ROOT / "_build" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    page = open_page((html / "review" / "index.html").as_uri())
+    page.screenshot(path=str(shots / "review-page.png"), full_page=True)
+    violations = Axe().run(page).response["violations"]
+    assert violations == [], [(v["id"], v["nodes"][0]["target"]) for v in violations]
+    deleted = page.locator("li.entry[data-state=became-fuzzy] dd[lang=en] del").first
+    assert deleted.is_visible()
+    assert "line-through" in deleted.evaluate("e => getComputedStyle(e).textDecorationLine")
+    # No sideways scrolling on a desktop screen.
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    page.locator("li.entry[data-state=changed] a").first.click()
+    page.wait_for_load_state()
+    assert "/zh_TW/index.html#" in page.url  # the translated page, at the section
+    assert page.locator(f"[id='{page.url.split('#')[1]}']").is_visible()
+    # The preview builds no PDF or EPUB, so its pages link none.
+    assert page.locator(".offline-downloads").count() == 0
