@@ -38,6 +38,8 @@ extensions = [
     "sphinxext.reproducible_zips",
     "sphinxext.provenance",
     "sphinxext.bilingual",
+    "sphinxext.translation_notice",
+    "sphinxext.gallery_cards",
     "sphinxext.translation_safety",  # translations add words, never markup or script
     "sphinxext.content_security_policy",
     "sphinxext.chinese_search",
@@ -74,7 +76,7 @@ html_theme = "furo"
 html_title = project
 html_static_path = ["_static"]
 html_css_files = ["site.css"]
-html_js_files = ["bilingual.js", "search_summary.js", "accessibility.js"]
+html_js_files = ["bilingual.js", "search_summary.js", "accessibility.js", "interface_strings.js"]
 html_copy_source = False
 html_show_sourcelink = False
 html_last_updated_fmt = None

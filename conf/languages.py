@@ -21,13 +21,15 @@ class Language:
     script: str  # ISO 15924: Hans and Hant get jieba search and the script-mix check
     choose: str  # "Choose a language" in this language, for the root chooser
     browser: tuple = ()  # browser language tags (prefixes) sent here; default: html
+    english: str = ""  # its English name, translated on the status page; default: name
 
 
 LANGUAGES = [
     Language("en", "en", "en", "English", "Latn", "Choose a language"),
-    Language("zh_CN", "zh-cn", "zh-CN", "简体中文", "Hans", "选择语言", ("zh",)),
+    Language("zh_CN", "zh-cn", "zh-CN", "简体中文", "Hans", "选择语言", ("zh",),
+             english="Simplified Chinese"),
     Language("zh_TW", "zh-tw", "zh-TW", "繁體中文", "Hant", "選擇語言",
-             ("zh-tw", "zh-hk", "zh-mo", "zh-hant")),  # fmt: skip
+             ("zh-tw", "zh-hk", "zh-mo", "zh-hant"), english="Traditional Chinese"),
 ]
 SOURCE = LANGUAGES[0]
 TRANSLATIONS = [lang.sphinx for lang in LANGUAGES[1:]]

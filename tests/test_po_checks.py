@@ -23,6 +23,7 @@ import polib
 import pytest
 
 from build.project_copy import copy_project
+from languages import LANGUAGES
 from translation import catalog_report, run_checks as gate, seed_zh_tw
 from translation.checks import script_mix, terminology
 from translation.checks.common import Message
@@ -507,7 +508,9 @@ def test_status_page_counts_catalogs_and_rebuilds_when_one_changes(tmp_path):
 
     build("gettext")
     msgids = {e.msgid for e in polib.pofile(str(tmp_path / "gettext" / "index.pot"))}
-    assert msgids == {"Status", "Page", "Progress", "Translated", "Fuzzy", "Untranslated"}
+    # Each table's caption is the language's English name, for the reader's own script.
+    captions = {f"{lang.english} ({lang.sphinx})" for lang in LANGUAGES[1:]}
+    assert msgids == {"Status", "Page", "Progress", "Translated", "Fuzzy", "Untranslated", *captions}
 
 
 # -- end to end: a changed English sentence ---------------------------------------

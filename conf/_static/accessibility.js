@@ -13,10 +13,7 @@
  *    overflowing <pre> or table wrapper gets tabindex=0 (and loses it when
  *    it no longer overflows). Left/Right then scroll it instead of turning
  *    the page (Sphinx's navigation_with_keys).
- * 3. sphinx-copybutton labels its buttons in English on the zh_TW site (it has
- *    no zh-TW strings): give every button the translated label that page.html
- *    puts in --label-copy.
- * 4. On the Chinese sites, code and its output are English (they never go
+ * 3. On the Chinese sites, code and its output are English (they never go
  *    through a catalog): lang="en" on each <pre> without Chinese in it. Not
  *    on the block around it, whose "Out:" label and copy button are in the
  *    page's language.
@@ -95,13 +92,6 @@
     });
   };
 
-  const copyButtonLabels = () => {
-    const value = getComputedStyle(document.documentElement).getPropertyValue("--label-copy").trim();
-    let label;
-    try { label = JSON.parse(value); } catch { return; } // a CSS string in double quotes
-    document.querySelectorAll("button.copybtn").forEach((button) => button.setAttribute("aria-label", label));
-  };
-
   const englishCode = () => {
     if (document.documentElement.lang === "en") return;
     document.querySelectorAll('article div[class*="highlight-"] pre').forEach((pre) => {
@@ -112,8 +102,6 @@
   const run = () => {
     document.querySelectorAll(".sd-tab-set").forEach(tabSet);
     scrollableCode();
-    // copybutton.js adds its buttons on DOMContentLoaded; this file loads after it.
-    copyButtonLabels();
     englishCode();
   };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", run);

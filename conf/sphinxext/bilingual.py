@@ -5,12 +5,13 @@ In a translated build, :class:`KeepEnglish` runs before Sphinx's i18n
 translatable paragraph and section title (a title's copy is a paragraph).
 After translation, :class:`DropNeedlessCopies` removes the copies whose
 original stayed English, and marks paragraphs whose catalog entry is fuzzy
-(fuzzy entries are not compiled, so only the ``.po`` knows). ``bilingual.js``
-shows the copies when the reader ticks the toggle. :class:`MarkEnglish`
-marks what is still English (untranslated or fuzzy) as ``lang="en"``, so that
-a screen reader reads it in English. English builds, the gettext builder
-included, are left untouched, so copies never reach a ``.pot``, and neither
-do the offline copies (PDF, EPUB).
+(fuzzy entries are not compiled, so only the ``.po`` knows), and counts the
+page's messages by the state of their entries for translation_notice.py.
+``bilingual.js`` shows the copies when the reader ticks the toggle.
+:class:`MarkEnglish` marks what is still English (untranslated or fuzzy) as
+``lang="en"``, so that a screen reader reads it in English. English builds,
+the gettext builder included, are left untouched, so copies never reach a
+``.pot``, and neither do the offline copies (PDF, EPUB).
 """
 
 from pathlib import Path
@@ -24,6 +25,8 @@ from sphinx.util.nodes import extract_messages
 from .offline_copies import is_offline
 
 COPY = "bilingual-en"
+# The document attribute that counts its messages: total, fuzzy, missing (no translation).
+STATE = "translation_state"
 # Paragraphs that are only a download button: a second, English button helps nobody.
 SKIP_INSIDE = ("sphx-glr-download",)
 
@@ -33,16 +36,25 @@ def is_translated_build(config):
     return bool(config.language) and config.language != "en"
 
 
-def fuzzy_msgids(env, docname):
-    """Return the msgids marked fuzzy in *docname*'s catalogs (noting them as dependencies)."""
+def catalog_entries(env, docname):
+    """Return the msgids of *docname*'s catalogs that are fuzzy, and those translated.
+
+    The catalogs are noted as the page's dependencies.
+    """
     domain = docname_to_domain(docname, env.config.gettext_compact)
-    fuzzy = set()
+    fuzzy, translated = set(), set()
     for locale_dir in env.config.locale_dirs:
         po = Path(env.srcdir, locale_dir, env.config.language, "LC_MESSAGES", domain + ".po")
         if po.is_file():
             env.note_dependency(str(po))
-            fuzzy.update(e.msgid for e in polib.pofile(str(po)) if e.fuzzy and not e.obsolete)
-    return fuzzy
+            for entry in polib.pofile(str(po)):
+                if entry.obsolete:
+                    continue
+                if entry.fuzzy:
+                    fuzzy.add(entry.msgid)
+                elif entry.msgstr.strip():
+                    translated.add(entry.msgid)
+    return fuzzy, translated
 
 
 def english_copy(node):
@@ -67,10 +79,18 @@ class KeepEnglish(SphinxTransform):
     default_priority = 15  # before sphinx.transforms.i18n.Locale (20)
 
     def apply(self, **kwargs):
-        if not is_translated_build(self.config) or is_offline(self.env):
+        if not is_translated_build(self.config):
+            return
+        fuzzy, translated = catalog_entries(self.env, self.env.current_document.docname)
+        messages = list(extract_messages(self.document))
+        self.document[STATE] = {
+            "total": len(messages),
+            "fuzzy": sum(1 for _, msg in messages if msg in fuzzy),
+            "missing": sum(1 for _, msg in messages if msg not in fuzzy | translated),
+        }
+        if is_offline(self.env):
             return  # a PDF or EPUB has no toggle to hide the copies behind
-        fuzzy = fuzzy_msgids(self.env, self.env.current_document.docname)
-        for node, msg in list(extract_messages(self.document)):
+        for node, msg in messages:
             is_title = isinstance(node, nodes.title) and isinstance(node.parent, nodes.section)
             if not (is_title or isinstance(node, nodes.paragraph)):
                 continue

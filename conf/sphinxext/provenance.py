@@ -24,10 +24,10 @@ import time
 from pathlib import Path
 
 from docutils import nodes
-from sphinx.locale import get_translation
 from sphinx.util import logging
 
-_ = get_translation("sphinx")
+from sphinxext.interface_strings import _, offer
+
 logger = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -158,12 +158,7 @@ def add_notes(app, doctree, docname):
 
 def add_strings_for_translators(app, env):
     """In a gettext build, put the sentences into sphinx.pot like template strings."""
-    if app.builder.name != "gettext":
-        return
-    from sphinx.builders.gettext import MsgOrigin
-
-    for english in SENTENCES.values():
-        app.builder.catalogs["sphinx"].add(english, MsgOrigin(__file__, 1))
+    offer(app, SENTENCES.values(), __file__)
 
 
 def setup(app):

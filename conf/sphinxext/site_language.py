@@ -4,6 +4,7 @@ import html
 import os
 
 from languages import by_sphinx_code
+from sphinxext.interface_strings import _, offer
 
 
 def apply_language(app, config):
@@ -35,10 +36,24 @@ def translated_site_title(app, pagename, templatename, context, doctree):
         context["docstitle"] = html.escape(app.env.titles[app.config.root_doc].astext())
 
 
+def translated_copyright(app, pagename, templatename, context, doctree):
+    """Name the authors in the footer's copyright line in the page's language."""
+    author = app.config.author
+    if app.config.language != "en" and author and author in context.get("copyright", ""):
+        context["copyright"] = context["copyright"].replace(author, _(author))
+
+
+def offer_author(app, env):
+    """In a gettext build, put the authors' name (``author`` in conf.py) into sphinx.pot."""
+    offer(app, [app.config.author], os.path.join(app.confdir, "conf.py"))
+
+
 def setup(app):
     """Register the config values and the handler."""
     app.add_config_value("site_languages", [], "html")
     app.add_config_value("site_language_dirs", {}, "html")
     app.connect("config-inited", apply_language)
     app.connect("html-page-context", translated_site_title)
+    app.connect("html-page-context", translated_copyright)
+    app.connect("env-updated", offer_author)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

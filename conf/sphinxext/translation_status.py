@@ -55,10 +55,14 @@ class TranslationStatus(SphinxDirective):
                 row.insert(0, self.page_cell(page))
                 body += row
             group += body
-            title = nodes.title(text=f"{lang.name} ({lang.sphinx})")
+            # Captioned with the language's English name, translated like the
+            # column heads: a reader sees every language named in their script.
+            title = nodes.title(text=f"{lang.english or lang.name} ({lang.sphinx})")
+            if lang.english:
+                title.source, title.line = self.get_source_info()
             tables.append(nodes.table("", title, group))
-        # Only the container, the column heads and INTERFACE get the directive's
-        # source: the generated titles, page names and numbers inside have none,
+        # Only the container, the column heads, the captions and INTERFACE get
+        # the directive's source: the page names and numbers inside have none,
         # so they never become msgids.
         return [nodes.container("", *tables, classes=["translation-status"])]
 
