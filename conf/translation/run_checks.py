@@ -37,11 +37,12 @@ without such a folder by each entry's ``#:`` line, else as ``--syntax``
 Sphinx's gettext builder into a temporary folder (never _build/gettext),
 unless ``--pot-dir`` names .pot files.
 
-For a build that must not publish a broken translation:
 ``run_checks.py --severity error LANG`` prints only the errors and exits 1 if
 there are any; in Python, ``errors(["zh_CN"])`` returns them as Problems
-(every check except out-of-sync and completeness, which do not make a page
-wrong: a fuzzy entry shows the English).
+(by default every check of what the translations say: not out-of-sync,
+completeness or canonical, which do not make a page wrong). The build
+(``conf/build/build_site.py``) calls it with the checks that refuse a
+translation, its ``CONTENT_CHECKS``.
 
 Exit codes: 0 no errors, 1 errors found, 2 bad usage.
 """
@@ -76,8 +77,11 @@ ENTRY_CHECKS = {
     "code": code.check,
 }
 CHECKS = ("out-of-sync", "syntax", *ENTRY_CHECKS, "completeness", "canonical")
-# The form of a catalog (canonical) is the reviewer's concern, not the reader's.
-PUBLISH_CHECKS = tuple(c for c in CHECKS if c not in ("out-of-sync", "completeness", "canonical"))
+# What the translations say; the form of a catalog (canonical) is the
+# reviewer's concern, and fuzzy or stale entries show the English.
+TRANSLATION_CHECKS = tuple(
+    c for c in CHECKS if c not in ("out-of-sync", "completeness", "canonical")
+)
 LOCALE = ROOT / "locale"
 
 
@@ -152,8 +156,8 @@ def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=G
     return sorted(set(problems))
 
 
-def errors(langs, locale_dir=LOCALE, checks=PUBLISH_CHECKS):
-    """Return the errors of *langs*' catalogs: the translations a build must not publish."""
+def errors(langs, locale_dir=LOCALE, checks=TRANSLATION_CHECKS):
+    """Return the errors that *checks* find in *langs*' catalogs."""
     return [p for p in run_checks(langs, set(checks), Path(locale_dir)) if p.severity == ERROR]
 
 
