@@ -38,6 +38,7 @@ extensions = [
     "sphinxext.example_guard",
     "sphinxext.gallery_reuse",
     "sphinxext.reproducible_zips",
+    "sphinxext.recordings",  # recorded output (make html OUTPUTS=...): verified text only
     "sphinxext.provenance",
     "sphinxext.bilingual",
     "sphinxext.translation_notice",
