@@ -20,7 +20,8 @@ SIDE_BY_SIDE ?= 1
 VERBOSE      ?=
 OUTPUTS      ?=
 SHARD        ?= 1/1
-OUT          ?= _build/outputs.tar.gz
+OUT          ?= _build/outputs.json
+KEY          ?=
 export SPHINXOPTS VERBOSE
 # Named in the "waiting for ..." message of a build that finds this one running.
 export DP_COMMAND := make $(or $(MAKECMDGOALS),help)
@@ -43,14 +44,14 @@ venv: $(VENV)/.installed ## Create .venv from requirements.txt (done by every ta
 html: $(VENV)/.installed ## Build LANGUAGES (default: all) into _build/html/<lang>/; OUTPUTS= recordings to use; VERBOSE=1 shows Sphinx's progress
 	$(PY) conf/build/build_site.py html $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
-outputs: $(VENV)/.installed ## Execute the examples (SHARD=K/N for one shard) here and record their output into OUT
-	$(PY) conf/build/outputs.py record --shard $(SHARD) --out $(OUT)
+outputs: $(VENV)/.installed ## Execute the examples (SHARD=K/N for one shard) here; record their output into OUT, signed with KEY
+	$(PY) conf/build/outputs.py record --key "$(KEY)" --shard $(SHARD) --out $(OUT)
 
 pdf: html ## Build LANGUAGES' PDF into _build/pdf/<lang>/ (after html; runs no example)
-	$(PY) conf/build/build_offline.py pdf $(LANGUAGES)
+	$(PY) conf/build/build_offline.py pdf $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
 epub: html ## Build LANGUAGES' EPUB into _build/epub/<lang>/ (after html; runs no example)
-	$(PY) conf/build/build_offline.py epub $(LANGUAGES)
+	$(PY) conf/build/build_offline.py epub $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
 gettext: $(VENV)/.installed ## Extract the English messages into _build/gettext/**.pot
 	$(PY) -m sphinx -b gettext -c conf $(SPHINXOPTS) -d _build/doctrees/gettext \

@@ -13,6 +13,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from languages import LANGUAGES  # noqa: E402  (needs the path above)
+from sphinxext.compiled_catalogs import compile_catalogs  # noqa: E402
 from sphinxext.gallery_reuse import skip_matplotlib_if_nothing_runs  # noqa: E402
 
 # -- Project -----------------------------------------------------------------
@@ -25,6 +26,7 @@ root_doc = "index"
 
 extensions = [
     "build.checkout_lock",  # first: wait for any other build of this checkout
+    "sphinxext.compiled_catalogs",  # refuses a catalog compile_catalogs() could not compile
     "myst_parser",
     "sphinx_design",
     "sphinx_copybutton",
@@ -36,6 +38,7 @@ extensions = [
     "sphinxext.example_guard",
     "sphinxext.gallery_reuse",
     "sphinxext.reproducible_zips",
+    "sphinxext.recordings",  # recorded output (make html OUTPUTS=...): verified text only
     "sphinxext.provenance",
     "sphinxext.bilingual",
     "sphinxext.translation_notice",
@@ -61,6 +64,8 @@ nitpicky = True
 # -- Internationalisation ----------------------------------------------------
 
 locale_dirs = ["../locale"]
+# Now, before Sphinx loads any .mo: every one is made afresh from its checked .po.
+compile_catalogs(os.path.join(HERE, "..", "locale"))
 gettext_compact = False
 gettext_uuid = False
 gettext_location = True

@@ -30,6 +30,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]  # fmt: skip
 DESKTOP = {"width": 1280, "height": 900}
+SHOTS = ROOT / "_build" / "screenshots"
 OPTIONAL_TOOLS = {
     # marker: (what, installed?, how to install it)
     "browser": (f"Chromium ({CHROMIUM})", lambda: Path(CHROMIUM).exists(),
@@ -175,5 +176,78 @@ def open_page(browser):
         return page
 
     yield open_page
+    for context in contexts:
+        context.close()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files, without a log line per request."""
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def serve():
+    """Return ``serve(folder)``: its root URL on 127.0.0.1, served until the test ends."""
+    servers = []
+
+    def serve(folder):
+        handler = functools.partial(QuietHandler, directory=str(folder))
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_port}/"
+
+    yield serve
+    for server in servers:
+        server.shutdown()
+
+
+# Records what a page's scripts and its policy did, before any of its own scripts run.
+WATCH = """
+window.__seen = {violations: [], errors: []};
+document.addEventListener("securitypolicyviolation",
+  (e) => window.__seen.violations.push(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}`));
+window.addEventListener("error", (e) => window.__seen.errors.push(String(e.message)));
+"""
+# Every element that could run script from an attribute or a URL.
+SCRIPTED = """() => [...document.querySelectorAll("*")].flatMap((el) => [...el.attributes]
+  .filter((a) => /^on/i.test(a.name) || /^\\s*javascript:/i.test(a.value))
+  .map((a) => `<${el.localName} ${a.name}="${a.value}">`))"""
+
+
+@pytest.fixture
+def visit(browser):
+    """Return ``visit(url, shot=None, route=None)``: (the settled page, its dialogs, requests).
+
+    ``requests`` lists every URL the page asked for or navigated to, its own included,
+    but for those its Content-Security-Policy blocked (Playwright reports them as
+    requests that failed with "csp": they never left the browser).
+    """
+    contexts = []
+
+    def visit(url, shot=None, route=None):
+        context = browser.new_context(viewport=DESKTOP)
+        contexts.append(context)
+        context.add_init_script(WATCH)
+        page = context.new_page()
+        dialogs, requests, blocked = [], [], set()
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.on("request", lambda request: requests.append(request.url))
+        page.on("requestfailed", lambda request: "csp" in (request.failure or "").lower()
+                and blocked.add(request.url))  # fmt: skip
+        page.on("framenavigated", lambda frame: requests.append(frame.url))
+        if route:
+            page.route(url, route)
+        page.goto(url)
+        page.wait_for_load_state("networkidle")
+        page.wait_for_timeout(300)  # a <meta http-equiv="refresh" content="0"> would fire by now
+        if shot:
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / f"{shot}.png"))
+        return page, dialogs, [url for url in requests if url not in blocked]
+
+    yield visit
     for context in contexts:
         context.close()

@@ -7,6 +7,7 @@ import socket
 import subprocess
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -122,6 +123,27 @@ document.addEventListener("securitypolicyviolation",
         assert page.evaluate("window.violations") == []
     finally:
         context.close()
+
+
+def test_the_preview_answers_only_its_own_address(preview):
+    """A page of another site whose name resolves to 127.0.0.1 (DNS rebinding) gets nothing."""
+    _, base = preview
+    port = urllib.parse.urlsplit(base).port
+    for host, expected in ((f"127.0.0.1:{port}", 200), (f"localhost:{port}", 200),
+                           (f"evil.example:{port}", 421), (f"127.0.0.1:{port + 1}", 421),
+                           (None, 421)):  # fmt: skip
+        request = urllib.request.Request(base + "index.html")
+        if host is None:
+            request.add_unredirected_header("Host", "")
+        else:
+            request.add_unredirected_header("Host", host)
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                status, body = response.status, response.read()
+        except urllib.error.HTTPError as err:
+            status, body = err.code, err.read()
+        assert status == expected, host
+        assert (b"</article>" in body) == (expected == 200)  # the page, or an error
 
 
 def test_an_english_page_edit_reaches_the_preview(preview):

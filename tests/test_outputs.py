@@ -1,54 +1,49 @@
-"""Recorded example output: make outputs, make html OUTPUTS=..., and their provenance (on copies).
+"""Recorded example output is data (conf/sphinxext/recordings.py, conf/build/outputs.py).
 
-Every example of the copies appends its name to $DP_TEST_COUNTER when it runs,
-so a test can tell exactly which examples a build executed.
+A project copy that trusts the tests' key (tests/fixtures/recordings) records
+every example with ``make outputs``. From that recording the tests make the
+ones a hostile contributor would publish (tampered, signed by another key,
+stale, oversized, carrying markup or claiming real GPUs): each is refused with
+a one-line reason, or, signed by the trusted key, shows its text as text and
+nothing else. Pages, figures and downloads always come from the build's own
+execution of the sources.
 """
 
-import functools
+import base64
 import hashlib
-import http.server
-import io
 import json
 import os
 import re
 import subprocess
 import sys
-import tarfile
-import threading
+import tracemalloc
+from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from build.outputs import NotPublished, OutputsError, fetch, published, shard_of
 from build.project_copy import copy_project
+from sphinxext.recordings import MAX_FILE, choose, sign, trusted_keys, verified
 
+FIXTURES = Path(__file__).parent / "fixtures" / "recordings"
+KEY = FIXTURES / "test-only-key.pem"
 EPOCH = "1700000000"
 LANGS = "LANGUAGES=en zh_TW"
-COUNTER_CELL = """
-
-# %%
-# (added by tests/test_outputs.py: count this example's executions)
-
-import os as _os
-
-if "DP_TEST_COUNTER" in _os.environ:
-    with open(_os.environ["DP_TEST_COUNTER"], "a") as _counter:
-        _counter.write("{name}\\n")
-"""
-
-
-def counted_copy(folder):
-    """A project copy with nothing executed whose examples count their executions."""
-    project = copy_project(folder, with_gallery=False)
-    for example in (project / "examples").glob("*.py"):
-        example.write_text(example.read_text("utf-8") + COUNTER_CELL.format(name=example.name))
-    return project
+TUTORIAL = "auto_examples/plot_01_dataparallel.html"
+GPU = "NVIDIA A100-SXM4-80GB"
+# What a recording's text may try to be: HTML, reST, a page that goes elsewhere.
+HOSTILE = ('<script>alert(1)</script><meta http-equiv="refresh" content="0;url=//example.org/">'
+           "\n.. raw:: html\n\n   <b>raw</b>\n\n.. literalinclude:: /etc/passwd\n")  # fmt: skip
 
 
 def run(project, *args, **env):
     """Run make in *project* as a person would; return the completed process."""
     base = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
-    env = {**base, "SOURCE_DATE_EPOCH": EPOCH, "DP_TEST_COUNTER": str(project / "runs.txt"), **env}
-    return subprocess.run(["make", "--no-print-directory", *args], cwd=project, env=env,
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=project,
+                          env={**base, "SOURCE_DATE_EPOCH": EPOCH, **env},
                           capture_output=True, text=True)  # fmt: skip
 
 
@@ -57,27 +52,38 @@ def ok(result):
     return result.stdout + result.stderr
 
 
-def executed(project):
-    """The examples run so far in *project*, and forget them."""
-    runs = project / "runs.txt"
-    names = sorted(runs.read_text().split()) if runs.exists() else []
-    runs.unlink(missing_ok=True)
-    return names
+def trusting(project, *public_keys):
+    """Make *project* trust *public_keys* (files) for its recordings; return it."""
+    lines = [Path(key).read_text().strip() for key in public_keys]
+    (project / "conf" / "recording-keys.txt").write_text("\n".join(lines) + "\n")
+    return project
 
 
-def pages(html, keep_provenance=True):
-    """{path: bytes} of a built site; HTML without the provenance notes if asked."""
-    found = {}
-    for path in sorted(html.rglob("*")):
-        # searchindex.js indexes the notes' words; .buildinfo hashes the config,
-        # which names the checkout's folder.
-        if not path.is_file() or path.name in ("searchindex.js", ".buildinfo"):
-            continue
-        data = path.read_bytes()
-        if path.suffix == ".html" and not keep_provenance:
-            data = re.sub(rb'<p class="provenance">.*?</p>\n?', b"", data, flags=re.S)
-        found[path.relative_to(html).as_posix()] = hashlib.sha256(data).hexdigest()
-    return found
+def contents(path):
+    """The recording dict inside the signed file *path*."""
+    return json.loads(json.loads(Path(path).read_text("utf-8"))["recording"])
+
+
+def resigned(recording, target, key=KEY, change=lambda r: None):
+    """Write *recording*, changed by ``change(copy)``, signed with *key*, to *target*."""
+    copy = json.loads(json.dumps(recording))
+    change(copy)
+    Path(target).write_text(sign(copy, key), "utf-8")
+    return Path(target)
+
+
+def cells(recording, example="plot_01_dataparallel.py"):
+    return recording["examples"][example]["cells"]
+
+
+def on_real_gpus(recording):
+    """Claim that plot_01's 8-GPU result came from real GPUs, with markup in its text."""
+    found = cells(recording)
+    index = next(i for i, c in enumerate(found) if c and c.startswith("# 8 GPUs emulated on CPU"))
+    found[index] = found[index].replace("# 8 GPUs emulated on CPU",
+                                        f"# 8 × {GPU} (real nn.DataParallel)") + "\n" + HOSTILE  # fmt: skip
+    recording["examples"]["plot_01_dataparallel.py"]["executed"].update(
+        gpus=[GPU] * 8, cuda="12.8", driver="570.86.15")  # fmt: skip
 
 
 def notes(project, lang, page):
@@ -85,188 +91,244 @@ def notes(project, lang, page):
     return [p.get_text() for p in soup.select("p.provenance")]
 
 
+def files(folder, pattern="*"):
+    """{relative path: sha256} of the files under *folder* matching *pattern*."""
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(Path(folder).rglob(pattern)) if p.is_file()}  # fmt: skip
+
+
 @pytest.fixture(scope="module")
-def recording(site, tmp_path_factory):
-    """A copy that recorded every example (make outputs) and built by executing them."""
+def recorder(site, tmp_path_factory):
+    """(tmp, a copy trusting the tests' key and built, its signed recording of every example)."""
     tmp = tmp_path_factory.mktemp("outputs")
-    project = counted_copy(tmp / "recorder")
-    ok(run(project, "outputs", f"OUT={tmp / 'all.tar.gz'}"))
-    assert executed(project) == sorted(p.name for p in (project / "examples").glob("*.py"))
-    ok(run(project, "html", LANGS))  # the same examples, executed while building
-    executed(project)
-    return tmp, project, tmp / "all.tar.gz"
+    project = trusting(copy_project(tmp / "recorder"), FIXTURES / "test-only-key.pub")
+    log = ok(run(project, "outputs", f"KEY={KEY}", f"OUT={tmp / 'all.json'}"))
+    assert "executing 3 example(s)" in log
+    ok(run(project, "html", LANGS))  # the copy's own output, for comparison
+    return tmp, project, tmp / "all.json"
 
 
-def read_manifest(path):
-    with tarfile.open(path) as archive:
-        return json.load(archive.extractfile("manifest.json"))
-
-
-def test_a_recording_names_what_produced_each_result(recording):
-    _, project, path = recording
-    manifest = read_manifest(path)
+def test_a_recording_is_what_each_cell_printed_and_its_provenance_signed(recorder):
+    _, project, path = recorder
+    import torch
     from sphinx_gallery.utils import get_md5sum
 
-    import torch
-
-    assert set(manifest["examples"]) == {p.name for p in (project / "examples").glob("*.py")}
-    for name, example in manifest["examples"].items():
+    recording = verified(path, trusted_keys(project / "conf" / "recording-keys.txt"))
+    assert set(recording["examples"]) == {p.name for p in (project / "examples").glob("*.py")}
+    for name, example in recording["examples"].items():
         assert example["md5"] == get_md5sum(project / "examples" / name, mode="t")
+        assert all(cell is None or isinstance(cell, str) for cell in example["cells"])
         facts = example["executed"]
-        assert facts["recorded"] and facts["torch"] == torch.__version__
+        assert facts["torch"] == torch.__version__ and facts["date"] == "2023-11-14"
         assert facts["gpus"] == [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-        assert facts["date"] == "2023-11-14"  # SOURCE_DATE_EPOCH
-    results = manifest["examples"]["plot_01_dataparallel.py"]["results"]
-    emulated = [r["count"] for r in results if r["kind"] == "emulated"]
-    assert emulated[-4:] == ["1", "2", "3", "8"] or torch.cuda.device_count() > 0
-    ddp = manifest["examples"]["plot_03_distributed_data_parallel.py"]["results"]
-    assert [(r["kind"], r["count"]) for r in ddp] == [("processes", n) for n in "1238"]
+    headers = [c.split("\n", 1)[0] for c in cells(recording) if c and c.startswith("# ")]
+    assert headers[-4:] == [f"# {n} GPU{'s' * (n > 1)} emulated on CPU" for n in (1, 2, 3, 8)] \
+        or torch.cuda.device_count() > 0  # fmt: skip
+    ddp = [c.split("\n", 1)[0] for c in cells(recording, "plot_03_distributed_data_parallel.py")
+           if c and c.startswith("# ")]  # fmt: skip
+    assert ddp == [f"# {n} process{'es' * (n > 1)} on the CPU (gloo)" for n in (1, 2, 3, 8)]
 
 
-def test_a_build_from_a_recording_executes_nothing_and_shows_the_same_pages(recording):
-    tmp, recorder, path = recording
-    project = counted_copy(tmp / "reader")
-    log = ok(run(project, "html", LANGS, f"OUTPUTS={path}"))
-    assert executed(project) == []
-    assert log.count("recorded output used") == 3
-    for lang in ("en", "zh_TW"):
-        assert pages(project / "_build/html" / lang, keep_provenance=False) == pages(
-            recorder / "_build/html" / lang, keep_provenance=False), lang  # fmt: skip
-    # Only the notes differ: recorded there, executed here.
-    assert all("recorded 2023-11-14" in n for n in notes(project, "en", "auto_examples/plot_01_dataparallel.html"))
-    assert all("run while this page was built" in n
-               for n in notes(recorder, "en", "auto_examples/plot_01_dataparallel.html"))  # fmt: skip
-    zh_tw = notes(project, "zh_TW", "auto_examples/plot_03_distributed_data_parallel.html")
-    assert zh_tw and all("錄製" in n for n in zh_tw)
+def another_key(tmp_path):
+    """A fresh private key nobody trusts."""
+    pem = Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    (tmp_path / "other.pem").write_bytes(pem)
+    return tmp_path / "other.pem"
 
 
-def test_two_shards_merged_equal_one_full_recording(recording):
-    tmp, recorder, whole = recording
-    shards = [tmp / f"shard{k}.tar.gz" for k in (1, 2)]
-    for k, shard in enumerate(shards, 1):
-        ok(run(recorder, "outputs", f"SHARD={k}/2", f"OUT={shard}"))
-    assert sum(len(read_manifest(s)["examples"]) for s in shards) == 3
-    executed(recorder)
-    built = {}
-    for name, sources in (("whole", str(whole)), ("shards", " ".join(map(str, shards)))):
-        project = counted_copy(tmp / f"from-{name}")
-        ok(run(project, "html", LANGS, f"OUTPUTS={sources}"))
-        assert executed(project) == []
-        built[name] = pages(project / "_build/html")
-    assert built["shards"] == built["whole"]
+def tampered(recording, tmp_path):
+    """Signed, then changed: the signature no longer holds."""
+    target = resigned(recording, tmp_path / "tampered.json")
+    signed = json.loads(target.read_text())
+    signed["recording"] = signed["recording"].replace("emulated on CPU", "real nn.DataParallel")
+    target.write_text(json.dumps(signed))
+    return target
 
 
-def test_a_stale_recording_is_executed_again_and_said_so(recording):
-    tmp, _, path = recording
-    project = counted_copy(tmp / "stale")
-    example = project / "examples" / "plot_02_dataparallel_in_depth.py"
-    example.write_text(example.read_text("utf-8").replace(
-        "\nimport torch\n", '\nimport torch\n\nprint("changed after it was recorded")\n', 1))  # fmt: skip
-    log = ok(run(project, "html", LANGS, f"OUTPUTS={path}"))
-    assert executed(project) == ["plot_02_dataparallel_in_depth.py"]
-    assert "plot_02_dataparallel_in_depth.py: its source changed since it was recorded" in log
-    assert "changed after it was recorded" in (
-        project / "_build/html/en/auto_examples/plot_02_dataparallel_in_depth.html").read_text()
-    others = notes(project, "en", "auto_examples/plot_03_distributed_data_parallel.html")
-    assert others and all("recorded 2023-11-14" in n for n in others)
+def oversized(recording, tmp_path):
+    target = tmp_path / "oversized.json"
+    with open(target, "wb") as file:
+        file.truncate(MAX_FILE + 1)
+    return target
 
 
-def rewrite(path, target, change):
-    """Copy the recording *path* to *target*, with change(name, bytes) -> bytes applied."""
-    with tarfile.open(path) as source, tarfile.open(target, "w:gz") as out:
-        for member in source:
-            data = change(member.name, source.extractfile(member).read())
-            member.size = len(data)
-            out.addfile(member, io.BytesIO(data))
+# Each way a recording is refused: (make the file, what the one line says).
+REFUSED = {
+    "tampered": (tampered, "its signature is not from a trusted key"),
+    "another key": (lambda r, tmp: resigned(r, tmp / "other.json", another_key(tmp)),
+                    "its signature is not from a trusted key"),
+    "not signed": (lambda r, tmp: Path(tmp / "plain.json").write_text(json.dumps(r))
+                   and tmp / "plain.json", "not a signed recording made by make outputs"),
+    "oversized": (oversized, "larger than 8 MiB"),
+    "stale": (lambda r, tmp: resigned(r, tmp / "stale.json", change=lambda c: c["examples"][
+        "plot_02_dataparallel_in_depth.py"].update(md5="0" * 32)),
+        "plot_02_dataparallel_in_depth.py: its source changed since it was recorded"),
+    "cells not text": (lambda r, tmp: resigned(r, tmp / "cells.json", change=lambda c: cells(c)
+                       .__setitem__(0, {"html": "<b>x</b>"})), "its cells are not text"),
+    "markup in provenance": (lambda r, tmp: resigned(r, tmp / "facts.json", change=lambda c: c[
+        "examples"]["plot_01_dataparallel.py"]["executed"].update(gpus=["A100\n.. raw:: html"])),
+        "its provenance holds 'gpus'"),
+    "unknown fact": (lambda r, tmp: resigned(r, tmp / "fact.json", change=lambda c: c[
+        "examples"]["plot_01_dataparallel.py"]["executed"].update(url="https://example.org")),
+        "its provenance holds 'url'"),
+    "a path for a name": (lambda r, tmp: resigned(r, tmp / "path.json", change=lambda c: c[
+        "examples"].__setitem__("../conf/conf.py", c["examples"]["plot_01_dataparallel.py"])),
+        "../conf/conf.py: no such example here"),
+}  # fmt: skip
 
 
-def test_a_recording_from_real_gpus_says_so_in_each_language(recording):
-    """A fixture made here, never published: 8 GPUs claimed for plot_01."""
-    tmp, _, path = recording
-    gpu = "NVIDIA A100-SXM4-80GB"
+@pytest.mark.parametrize("case", REFUSED)
+def test_a_recording_the_build_cannot_trust_is_refused_in_one_line(recorder, tmp_path, case):
+    _, project, path = recorder
+    make, reason = REFUSED[case]
+    bad = make(contents(path), tmp_path)
+    keys = trusted_keys(project / "conf" / "recording-keys.txt")
+    chosen, report = choose([str(bad)], project / "examples", keys)
+    refusals = [line for line in report if "not used" in line]
+    assert len(refusals) == 1 and reason in refusals[0], report
+    if case in ("stale", "cells not text", "markup in provenance", "unknown fact",
+                "a path for a name"):  # fmt: skip
+        assert len(chosen) == (3 if case == "a path for a name" else 2)  # the others are used
+    else:
+        assert chosen == {}
+    assert "\n" not in refusals[0]
 
-    def on_gpus(name, data):
-        if name == "gallery/plot_01_dataparallel.rst":
-            return data.replace(b"# 8 GPUs emulated on CPU", f"# 8 × {gpu} (real nn.DataParallel)".encode())
-        if name.endswith("plot_01_dataparallel.provenance.json"):
-            facts = json.loads(data)
-            facts.update(gpus=[gpu] * 8, cuda="12.8", driver="570.86.15")
-            return json.dumps(facts).encode()
-        return data
 
-    rewrite(path, tmp / "gpus.tar.gz", on_gpus)
-    project = counted_copy(tmp / "gpus")
-    ok(run(project, "html", LANGS, f"OUTPUTS={tmp / 'gpus.tar.gz'}"))
-    page = "auto_examples/plot_01_dataparallel.html"
-    english = notes(project, "en", page)
-    assert f"8 × {gpu}, real nn.DataParallel; recorded 2023-11-14" in english[-1]
+def test_no_trusted_key_refuses_every_recording(recorder):
+    _, project, path = recorder
+    chosen, report = choose([str(path)], project / "examples", keys=[])
+    assert chosen == {} and "no trusted key in recording-keys.txt" in report[0]
+
+
+def test_shards_merge_into_the_whole_recording(recorder, tmp_path):
+    _, project, path = recorder
+    whole = contents(path)
+    names = sorted(whole["examples"])
+    assert shard_of(names, "1/2") + shard_of(names, "2/2") == [names[0], names[2], names[1]]
+    shards = [resigned(whole, tmp_path / f"{k}.json", change=lambda c, k=k: c.update(
+        examples={n: c["examples"][n] for n in shard_of(names, f"{k}/2")})) for k in (1, 2)]  # fmt: skip
+    keys = trusted_keys(project / "conf" / "recording-keys.txt")
+    merged, _ = choose(list(map(str, shards)), project / "examples", keys)
+    assert merged == choose([str(path)], project / "examples", keys)[0]
+    assert len(merged) == 3
+
+
+def test_fetch_reads_no_more_than_the_limit(tmp_path):
+    huge = tmp_path / "huge.json"
+    with open(huge, "wb") as file:
+        file.truncate(2**30)  # 1 GiB, sparse
+    tracemalloc.start()
+    with pytest.raises(OutputsError, match="larger than 8 MiB"):
+        fetch(str(huge), tmp_path / "cache")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 3 * MAX_FILE
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+
+
+def test_a_trusted_recording_shows_its_text_as_text_and_nothing_else(recorder, tmp_path):
+    tmp, project, path = recorder
+    gpus = resigned(contents(path), tmp_path / "gpus.json", change=on_real_gpus)
+    before = {lang: files(project / "_build/html" / lang, "_downloads/**/*") for lang in ("en", "zh_TW")}
+    images = files(project / "_build/html/en/_images")
+    log = ok(run(project, "html", LANGS, f"OUTPUTS={gpus}"))
+    assert f"plot_01_dataparallel.py: recorded output used ({gpus}; commit" in log
+    english = notes(project, "en", TUTORIAL)
+    assert f"8 × {GPU}, real nn.DataParallel; recorded 2023-11-14" in english[-1]
     assert "CUDA 12.8, driver 570.86.15" in english[-1]
     assert all("emulated on the CPU" in n for n in english[:-1])
-    chinese = notes(project, "zh_TW", page)
-    assert f"8 × {gpu}，真正的 nn.DataParallel" in chinese[-1] and "模擬" in chinese[-2]
+    chinese = notes(project, "zh_TW", TUTORIAL)
+    assert f"8 × {GPU}，真正的 nn.DataParallel" in chinese[-1] and "模擬" in chinese[-2]
+
+    page = (project / "_build/html/en" / TUTORIAL).read_text("utf-8")
+    soup = BeautifulSoup(page, "html.parser")
+    shown = [pre.get_text() for pre in soup.select(".sphx-glr-script-out pre")]
+    assert any(HOSTILE.strip() in text for text in shown)  # the recording's text, as text
+    assert not [s for s in soup.find_all("script") if "alert" in s.get_text()]
+    assert not soup.find("meta", attrs={"http-equiv": "refresh"}) and not soup.find("b", string="raw")
+    passwd = Path("/etc/passwd").read_text().splitlines()[0]
+    assert not [p for p in (project / "_build/html").rglob("*.html") if passwd in p.read_text("utf-8")]
+    # Downloads and figures are the build's own, made from the sources.
+    for lang in ("en", "zh_TW"):
+        assert files(project / "_build/html" / lang, "_downloads/**/*") == before[lang]
+    assert files(project / "_build/html/en/_images") == images
+
+    # Nothing of it stays: the next build without OUTPUTS shows its own output.
+    ok(run(project, "html", LANGS))
+    assert all("run while this page was built" in n for n in notes(project, "en", TUTORIAL))
+    assert HOSTILE.split("\n", 1)[0] not in (project / "_build/html/en" / TUTORIAL).read_text()
 
 
-def test_an_unusable_recording_fails_before_anything_is_built(recording, tmp_path):
-    tmp, recorder, path = recording
-    truncated = tmp_path / "truncated.tar.gz"
-    truncated.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
-    before = pages(recorder / "_build/html")
-    result = run(recorder, "html", LANGS, f"OUTPUTS={truncated}")
-    assert result.returncode != 0
-    assert f"{truncated}: not a readable recording" in result.stderr
-    assert "--- building" not in result.stdout and pages(recorder / "_build/html") == before
-
-    with socket_server() as closed_port:  # a port nothing listens on
-        url = f"http://127.0.0.1:{closed_port}/outputs.tar.gz"
-    result = run(recorder, "html", LANGS, f"OUTPUTS={url}")
-    assert result.returncode != 0 and f"{url}: cannot download the recording" in result.stderr
-    assert pages(recorder / "_build/html") == before
-
-
-class socket_server:
-    """Reserve a free port and release it: afterwards nothing listens there."""
-
-    def __enter__(self):
-        import socket
-
-        self.socket = socket.socket()
-        self.socket.bind(("127.0.0.1", 0))
-        return self.socket.getsockname()[1]
-
-    def __exit__(self, *exc):
-        self.socket.close()
+@pytest.mark.browser
+def test_a_recordings_markup_makes_no_element_request_or_navigation(recorder, tmp_path, visit,
+                                                                    serve):
+    tmp, project, path = recorder
+    gpus = resigned(contents(path), tmp_path / "gpus.json", change=on_real_gpus)
+    site = tmp_path / "site"
+    built = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", "conf", "-D", "language=en",
+         "-D", f"recordings={gpus}", "-d", str(tmp_path / "doctrees"), "docs", str(site)],
+        cwd=project, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr[-3000:]
+    root = serve(site)
+    page, dialogs, requests = visit(root + TUTORIAL)
+    assert dialogs == [] and page.url == root + TUTORIAL
+    assert [url for url in requests if not url.startswith(root)] == []
+    assert page.locator("meta[http-equiv=refresh], article script, article b").count() == 0
+    assert "<script>alert(1)</script>" in page.locator("article").text_content()  # in a tab
 
 
-@pytest.fixture
-def http_folder(tmp_path):
-    """Serve a folder on 127.0.0.1; yield (folder, base URL)."""
+def test_a_refused_recording_builds_the_pages_with_their_own_output(recorder, tmp_path):
+    tmp, project, path = recorder
+    bad = tampered(contents(path), tmp_path)
+    before = files(project / "_build/html/zh_TW")
+    log = ok(run(project, "html", "LANGUAGES=zh_TW", f"OUTPUTS={bad}"))
+    assert re.search(r"recording \S+tampered.json not used: its signature is not from a trusted"
+                     r" key; the examples show this build's output", log)  # fmt: skip
+    assert "recorded output used" not in log
+    shown = notes(project, "zh_TW", TUTORIAL)
+    assert shown and not [n for n in shown if "錄製" in n]  # none says "recorded"
+    after = files(project / "_build/html/zh_TW")
+    assert {k for k in after if after[k] != before.get(k)} <= {"searchindex.js", ".buildinfo"}
+
+
+def test_read_the_docs_uses_the_published_recording_of_its_commit(recorder, tmp_path, serve):
+    tmp, project, path = recorder
     folder = tmp_path / "served"
     folder.mkdir()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
-    handler.log_message = lambda *args: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield folder, f"http://127.0.0.1:{server.server_port}/"
-    server.shutdown()
+    (folder / "outputs-abc1234.json").write_bytes(path.read_bytes())
+    base = serve(folder)
+    template = base + "outputs-{commit}.json"
+    cache = tmp_path / "cache"
+    with pytest.raises(NotPublished):
+        fetch(base + "outputs-def5678.json", cache)
+    assert published(template, "def5678", cache) is None
+    url, copy = published(template, "abc1234", cache)
+    assert url == base + "outputs-abc1234.json" and copy.read_bytes() == path.read_bytes()
+
+    env = {"READTHEDOCS": "True", "READTHEDOCS_LANGUAGE": "zh-tw", "READTHEDOCS_VERSION": "latest",
+           "READTHEDOCS_OUTPUT": str(tmp_path / "out"), "READTHEDOCS_GIT_COMMIT_HASH": "abc1234",
+           "DP_OUTPUTS_URL": f"{base}outputs-{{commit}}.json {base}outputs-latest.json",
+           "SOURCE_DATE_EPOCH": EPOCH}  # fmt: skip
+    base_env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
+    result = subprocess.run([sys.executable, "conf/build/build_site.py", "readthedocs"],
+                            cwd=project, env={**base_env, **env}, capture_output=True, text=True)  # fmt: skip
+    log = ok(result)
+    assert log.count(f"recorded output used ({url}; commit") == 3
+    page = tmp_path / "out" / "html" / TUTORIAL
+    assert "錄製" in BeautifulSoup(page.read_text("utf-8"), "html.parser").select_one(
+        "p.provenance").get_text()
 
 
-def test_read_the_docs_uses_a_published_recording_or_executes(recording, http_folder, tmp_path):
-    tmp, _, path = recording
-    folder, base = http_folder
-    (folder / "outputs-abc1234.tar.gz").write_bytes(path.read_bytes())
-    for commit, expected in (("abc1234", []), ("def5678", None)):
-        project = counted_copy(tmp_path / commit)
-        env = {"READTHEDOCS": "True", "READTHEDOCS_LANGUAGE": "zh-tw", "READTHEDOCS_VERSION": "latest",
-               "READTHEDOCS_OUTPUT": str(tmp_path / commit / "out"),
-               "READTHEDOCS_GIT_COMMIT_HASH": commit,
-               "DP_OUTPUTS_URL": base + "outputs-{commit}.tar.gz",
-               "DP_TEST_COUNTER": str(project / "runs.txt"), "SOURCE_DATE_EPOCH": EPOCH}  # fmt: skip
-        base_env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
-        result = subprocess.run([sys.executable, "conf/build/build_site.py", "readthedocs"],
-                                cwd=project, env={**base_env, **env}, capture_output=True, text=True)  # fmt: skip
-        log = ok(result)
-        ran = executed(project)
-        if expected is not None:
-            assert ran == expected and "recorded output used" in log
-        else:
-            assert len(ran) == 3 and "no published recording: the examples are executed here" in log
+def test_a_signing_key_is_made_once_and_never_overwritten(tmp_path):
+    private = tmp_path / "key.pem"
+    made = subprocess.run([sys.executable, "conf/build/outputs.py", "keygen", str(private)],
+                          capture_output=True, text=True, cwd=Path(__file__).parents[1])  # fmt: skip
+    assert made.returncode == 0 and oct(private.stat().st_mode & 0o777) == "0o600"
+    public = made.stdout.split()[0]
+    assert len(base64.b64decode(public)) == 32
+    again = subprocess.run([sys.executable, "conf/build/outputs.py", "keygen", str(private)],
+                           capture_output=True, text=True, cwd=Path(__file__).parents[1])  # fmt: skip
+    assert again.returncode == 2 and "exists; not overwritten" in again.stderr

@@ -72,3 +72,19 @@ def test_our_catalogs_pass():
     catalogs = sorted((ROOT / "locale").rglob("*.po"))
     assert catalogs
     assert [p for path in catalogs for p in syntax.check(path)] == []
+
+
+def test_a_compiled_catalog_in_the_repository_is_reported(tmp_path):
+    """The build never uses one (it compiles every .po), but a reviewer should see it."""
+    messages = tmp_path / "locale" / "zh_TW" / "LC_MESSAGES"
+    messages.mkdir(parents=True)
+    (messages / "index.po").write_text(HEADER + 'msgid "a"\nmsgstr "b"\n', "utf-8")
+    for name in ("index.mo", "sphinx.js", "local.mo"):
+        (messages / name).write_bytes(b"\0")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "add", "-f", "locale/zh_TW/LC_MESSAGES/index.po",
+                    "locale/zh_TW/LC_MESSAGES/index.mo", "locale/zh_TW/LC_MESSAGES/sphinx.js"],
+                   cwd=tmp_path, check=True)  # fmt: skip
+    found = sorted((Path(p.path).name, p.check) for p in syntax.committed_compiled(tmp_path / "locale" / "zh_TW"))
+    assert found == [("index.mo", "syntax"), ("sphinx.js", "syntax")]  # local.mo is a build's
+    assert list(syntax.committed_compiled(ROOT / "locale" / "zh_TW")) == []

@@ -87,7 +87,36 @@ def test_rewrapping_moved_locations_and_reordering_show_nothing(small_repo, tmp_
     assert page.select("li.entry") == []
     assert "0 changed entries" in result.stderr
     # Only the catalog's form is reported: make format-po puts it back.
-    assert "[canonical]" in summary and "| findings |" in summary
+    assert "\\[canonical\\]" in summary and "| findings |" in summary
+
+
+def unmarkdown(text):
+    """*text* as the job summary shows it: Markdown's backslash escapes removed."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
+
+
+def cells(line):
+    """The cells of a Markdown table row, unescaped."""
+    return [unmarkdown(c).strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+
+
+def test_the_summary_quotes_file_names_and_translations_as_text():
+    """summary.md goes into the pull request's job summary: nothing it quotes is markup."""
+    from translation.checks.common import Problem
+    from translation.review_diff import PageReview, render_summary
+
+    name = "x](https://evil.example/)<img src=x onerror=alert(1)>![i](//evil.example/i.png)"
+    finding = Problem(f"locale/zh_TW/LC_MESSAGES/{name}.po", 3, "safety",
+                      "adds [a link](https://evil.example/) `code` <b>|</b>")
+    page = PageReview("zh_TW", name, Path(f"{name}.po"), [], findings=[finding])
+    summary = render_summary([page], ("abc123", "test"), [], "_build/review/index.html")
+    for markup in ("](", "<img", "<b>", "!["):  # present only escaped: "\\<img"
+        assert not re.search(r"(?<!\\)" + re.escape(markup), summary), markup
+    assert "`code`" not in summary
+    assert unmarkdown(summary).count(name) == 2 and "adds [a link](https://evil.example/)" in (
+        unmarkdown(summary))  # fmt: skip
+    row = next(line for line in summary.splitlines() if line.startswith("| zh"))
+    assert cells(row)[:2] == ["zh_TW", name] and cells(row)[-1] == "1"
 
 
 def test_translations_are_escaped_and_their_findings_shown(small_repo, tmp_path):
@@ -351,17 +380,16 @@ def test_links_point_to_existing_anchors_of_the_built_pages(preview):
 def test_summary_counts_per_language_and_page(preview):
     _, html = preview
     summary = (html / "review" / "summary.md").read_text("utf-8")
-    rows = {tuple(cells[:2]): cells[2:] for line in summary.splitlines()
-            if line.startswith("| zh") for cells in [[c.strip() for c in line.strip("|").split("|")]]}
-    header = [c.strip() for c in next(line for line in summary.splitlines()
-                                      if line.startswith("| language")).strip("|").split("|")]
+    rows = {tuple(found[:2]): found[2:] for line in summary.splitlines()
+            if line.startswith("| zh") for found in [cells(line)]}  # fmt: skip
+    header = cells(next(line for line in summary.splitlines() if line.startswith("| language")))
     columns = header[2:]
     zh_cn = dict(zip(columns, rows[("zh_CN", "index")]))
     assert zh_cn["became fuzzy"] == "1" and zh_cn["translated"] == "1"
     assert zh_cn["fuzzy resolved"] == "1" and zh_cn["new"] == "1" and zh_cn["obsolete"] == "1"
     assert dict(zip(columns, rows[("zh_TW", "index")]))["changed"] == "1"
     assert ("zh_TW", "auto_examples/plot_01_dataparallel") in rows  # its [canonical] finding
-    assert "[canonical]" in summary and len(summary) < 6000
+    assert "\\[canonical\\]" in summary and len(summary) < 6000
 
 
 @pytest.mark.gettext

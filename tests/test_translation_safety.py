@@ -9,31 +9,31 @@ and keep the last good site, and Chromium loads a preview built anyway, and
 the real site under its Content-Security-Policy.
 """
 
-import functools
 import hashlib
-import http.server
 import os
 import re
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import polib
 import pytest
 from bs4 import BeautifulSoup
 from build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from conftest import SCRIPTED
 
 TESTS = Path(__file__).resolve().parent
 FIXTURE = TESTS / "roots" / "translation-safety"
 ENV = {**os.environ, "PYTHONPATH": str(TESTS.parent / "conf")}
-SHOTS = TESTS.parent / "_build" / "screenshots"
 SECRET = "TOP-SECRET-7f3c"  # in secret.txt beside the fixture's pages: must never be published
 TUTORIAL = "auto_examples/plot_01_dataparallel.html"
+REFRESH = '"><meta http-equiv="refresh" content="0;url=//example.org/">'
 
 RST = ("index.po", "A plain paragraph about zebras.")
 MYST = ("page.po", "A plain paragraph about giraffes.")
+RST_LINK = ("index.po", "A paragraph with a `link <https://example.org>`_ and ``code``.")
+MYST_LINK = ("page.po", "A paragraph with a [link](https://example.org).")
 FOOTER = 'Made with <a href="https://www.sphinx-doc.org/">Sphinx</a>'
 # id: (catalog, msgid, msgstr, what the refusal says)
 INJECTIONS = {
@@ -60,9 +60,21 @@ INJECTIONS = {
     "myst-title": ("page.po", "A MyST page", "頁面 <img src=x onerror=alert(1)>", "raw html"),
     "interface-html": ("sphinx.po", FOOTER, '以 <a href="javascript:alert(1)">Sphinx</a> 建置',
                        "HTML is not exactly"),
-    "interface-attribute": ("sphinx.po", "A title", '標題" onmouseover="alert(1)', 'adds "'),
-    "interface-css": ("sphinx.po", "Label", '標籤"; } </style><script>alert(1)</script><style>',
-                      "HTML is not exactly"),
+    "interface-html-quote": ("sphinx.po", FOOTER,
+                             '以 <a href="https://www.sphinx-doc.org/">Sphinx</a> 建置" x="',
+                             'adds "'),
+    # Links to hosts the English does not link, however they are spelled.
+    "rst-scheme-relative": (*RST_LINK, "含 `連結 <//evil.example/x>`_ 與 ``code``。", "evil.example"),
+    # reST reads "\\\\" as one backslash: the page links /\\evil.example/x.
+    "rst-backslash": (*RST_LINK, "含 `連結 </\\\\evil.example/x>`_ 與 ``code``。", "evil.example"),
+    "rst-no-slashes": (*RST_LINK, "含 `連結 <https:evil.example>`_ 與 ``code``。", "evil.example"),
+    "myst-entities": (*MYST_LINK, "含[連結](https&#58;&#47;&#47;evil.example/x)的文字。", "evil.example"),
+    # MyST makes a link without a scheme a cross-reference (a fragment, "#/x"), not a URL.
+    "myst-backslash": (*MYST_LINK, "含[連結](https:/\\evil.example/x)的文字。", "evil.example"),
+    "myst-userinfo": (*MYST_LINK, "含[連結](https://example.org@evil.example/)的文字。",
+                      "evil.example"),
+    "rst-upper-case": (*RST_LINK, "含 `連結 <HTTPS://EVIL.example/>`_ 與 ``code``。", "evil.example"),
+    "myst-mailto": (*MYST_LINK, "含[連結](mailto:me@evil.example)的文字。", "not http(s): mailto"),
 }  # fmt: skip
 
 
@@ -167,6 +179,79 @@ def test_additional_targets_keep_the_englishs_markup(tmp_path, msgid, msgstr, re
     assert published(tmp_path / "out", SECRET) == []
 
 
+def test_interface_strings_are_escaped_for_each_place_they_land(tmp_path):
+    """Text without the English's HTML is words: escaped in attributes, text and CSS."""
+    attribute = '標題" onmouseover="alert(1)'
+    css = '標籤"; } </style><script>alert(1)</script><style>\nbody{background:url(//evil.example/x)}'
+    src = fixture_copy(tmp_path, {"sphinx.po": {"A title": attribute, "Label": css}})
+    result = sphinx(src, tmp_path / "out", werror=True)
+    assert result.returncode == 0, result.stderr
+    index = BeautifulSoup((tmp_path / "out" / "index.html").read_text("utf-8"), "html.parser")
+    interface = index.find("p", class_="interface")
+    assert interface["title"] == attribute and "onmouseover" not in interface.attrs
+    style = index.find("style").get_text()
+    assert "</style" not in style and "url(" not in style and "\n" not in style.strip()
+    label = re.search(r'--label: ("(?:[^"\\]|\\.)*");', style)[1]
+    assert re.sub(r"\\([0-9a-f]+) ", lambda m: chr(int(m[1], 16)), label[1:-1]) == css
+    assert scripts_in(tmp_path / "out") == []
+
+
+def test_a_link_to_another_page_of_a_linked_host_is_allowed(tmp_path):
+    src = fixture_copy(tmp_path, {MYST_LINK[0]: {MYST_LINK[1]: "含[連結](https://example.org/zh-tw/)。"}})
+    result = sphinx(src, tmp_path / "out", werror=True)
+    assert result.returncode == 0, result.stderr
+    page = BeautifulSoup((tmp_path / "out" / "page.html").read_text("utf-8"), "html.parser")
+    assert page.find("a", string="連結")["href"] == "https://example.org/zh-tw/"
+
+
+def compile_to(po, mo, replace):
+    """Write *mo* compiled from *po* with each msgstr changed by ``replace(msgid, msgstr)``."""
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    with open(po, "rb") as file:
+        catalog = read_po(file)
+    for message in catalog:
+        if message.id:
+            message.string = replace(message.id, message.string)
+    with open(mo, "wb") as file:
+        write_mo(file, catalog)
+
+
+def test_a_compiled_catalog_on_disk_is_never_used(tmp_path):
+    """A .mo committed beside its .po, with the same mtime (a fresh clone), or instead of it."""
+    src = fixture_copy(tmp_path)
+    messages = src / "locale" / "zh_TW" / "LC_MESSAGES"
+    for name in ("index", "page"):
+        po, mo = messages / f"{name}.po", messages / f"{name}.mo"
+        compile_to(po, mo, lambda msgid, msgstr: "UNCHECKED-MO " + msgstr)
+        stamp = po.stat().st_mtime_ns
+        os.utime(mo, ns=(stamp, stamp))
+    (messages / "page.po").unlink()  # page.mo now stands instead of it
+    result = sphinx(src, tmp_path / "out", werror=True)
+    assert result.returncode == 0, result.stderr
+    assert published(tmp_path / "out", "UNCHECKED-MO") == []
+    index = (tmp_path / "out" / "index.html").read_text("utf-8")
+    assert "一段關於斑馬的文字。" in index  # the .po's translation
+    assert "A plain paragraph about giraffes." in (tmp_path / "out" / "page.html").read_text()
+    assert not (messages / "page.mo").exists()
+
+
+def test_a_plural_entry_is_refused_and_not_served(tmp_path):
+    """gettext would serve msgstr[0]; the English has no plural, and the checks see no msgstr."""
+    src = fixture_copy(tmp_path)
+    po = src / "locale" / "zh_TW" / "LC_MESSAGES" / "sphinx.po"
+    text = po.read_text("utf-8").replace('msgid "A title"\nmsgstr "一個標題"',
+                                         'msgid "A title"\nmsgid_plural "Titles"\n'
+                                         'msgstr[0] "PLURAL-FORM"')  # fmt: skip
+    po.write_text(text, "utf-8")
+    result = sphinx(src, tmp_path / "out")
+    assert result.returncode != 0
+    line = text.splitlines().index('msgid "A title"') + 1
+    assert f"{po}:{line}: ERROR: translation refused: an entry with a plural form" in result.stderr
+    assert published(tmp_path / "out", "PLURAL-FORM") == []
+
+
 def test_refused_translation_still_fails_an_unchanged_rebuild(tmp_path):
     catalog, msgid, msgstr, _ = INJECTIONS["rst-javascript-link"]
     src = fixture_copy(tmp_path, {catalog: {msgid: msgstr}})
@@ -226,69 +311,6 @@ def tree_digest(folder):
     return digest.hexdigest()
 
 
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files, without a log line per request."""
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def serve():
-    """Return ``serve(folder)``: its root URL on 127.0.0.1, served until the test ends."""
-    servers = []
-
-    def serve(folder):
-        handler = functools.partial(QuietHandler, directory=str(folder))
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.server_port}/"
-
-    yield serve
-    for server in servers:
-        server.shutdown()
-
-
-# Records what a page's scripts and its policy did, before any of its own scripts run.
-WATCH = """
-window.__seen = {violations: [], errors: []};
-document.addEventListener("securitypolicyviolation",
-  (e) => window.__seen.violations.push(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}`));
-window.addEventListener("error", (e) => window.__seen.errors.push(String(e.message)));
-"""
-# Every element that could run script from an attribute or a URL.
-SCRIPTED = """() => [...document.querySelectorAll("*")].flatMap((el) => [...el.attributes]
-  .filter((a) => /^on/i.test(a.name) || /^\\s*javascript:/i.test(a.value))
-  .map((a) => `<${el.localName} ${a.name}="${a.value}">`))"""
-
-
-@pytest.fixture
-def visit(browser):
-    """Return ``visit(url, shot=None, route=None)``: the settled page and its dialogs."""
-    contexts = []
-
-    def visit(url, shot=None, route=None):
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        contexts.append(context)
-        context.add_init_script(WATCH)
-        page = context.new_page()
-        dialogs = []
-        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-        if route:
-            page.route(url, route)
-        page.goto(url)
-        page.wait_for_load_state("networkidle")
-        if shot:
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SHOTS / f"{shot}.png"))
-        return page, dialogs
-
-    yield visit
-    for context in contexts:
-        context.close()
-
-
 def first_msgid(po, start):
     """The first msgid of the catalog *po* that starts with *start*."""
     return next(entry.msgid for entry in polib.pofile(str(po)) if entry.msgid.startswith(start))
@@ -318,6 +340,9 @@ def test_make_html_refuses_the_issues_attacks_and_a_preview_runs_none(site, tmp_
     title = "PyTorch 中的資料平行 <img src=x onerror=alert(3)>"
     escaped = title.replace("<", "&lt;").replace(">", "&gt;")  # MyST: entities are text
     inject(landing, "Data parallelism in PyTorch", replace=escaped)
+    # Words that Sphinx-Gallery copies into the figure's alt attribute.
+    figure_msgid = first_msgid(tutorial, "The same numbers as a picture")
+    inject(tutorial, figure_msgid, append=REFRESH)
 
     result = subprocess.run(["make", "html", "LANGUAGES=zh_TW"], cwd=project,
                             capture_output=True, text=True, timeout=600)  # fmt: skip
@@ -341,11 +366,15 @@ def test_make_html_refuses_the_issues_attacks_and_a_preview_runs_none(site, tmp_
     assert built.returncode != 0
     root = serve(preview)
     for path, shown in (("index.html", 'onerror="alert(1)"'), (TUTORIAL, "javascript:alert(2)")):
-        page, dialogs = visit(root + path, shot=f"translation-safety-{Path(path).stem}")
-        assert dialogs == []
+        page, dialogs, requests = visit(root + path, shot=f"translation-safety-{Path(path).stem}")
+        assert dialogs == [] and page.url == root + path
+        assert [url for url in requests if not url.startswith(root)] == []
         assert page.evaluate(SCRIPTED) == []
+        assert page.locator("meta[http-equiv=refresh]").count() == 0
         assert shown in page.inner_text("article")  # the translator sees what was refused
-    page, _ = visit(root + "index.html")
+    alt = page.locator("img.sphx-glr-single-img").first.get_attribute("alt")
+    assert alt.endswith(REFRESH)  # words in the attribute, not an element
+    page, _, _ = visit(root + "index.html")
     assert page.inner_text(".sidebar-brand-text") == title and page.title() == title
 
 
@@ -354,7 +383,7 @@ def test_site_scripts_run_under_its_content_security_policy(site, visit, serve):
     root = serve(site)
     for path in (f"zh_TW/{TUTORIAL}", "zh_CN/index.html", "en/search.html?q=DataParallel",
                  "zh_TW/search.html?q=批次"):  # fmt: skip
-        page, _ = visit(root + path)
+        page, _, _ = visit(root + path)
         assert "Content-Security-Policy" in page.content()
         seen = page.evaluate("window.__seen")
         assert seen == {"violations": [], "errors": []}, (path, seen)
@@ -373,9 +402,34 @@ def test_content_security_policy_stops_script_that_got_into_a_page(site, visit, 
     def fulfil(route):
         route.fulfill(body=planted, content_type="text/html; charset=utf-8")
 
-    page, dialogs = visit(root + "zh_TW/planted.html", route=fulfil)
+    page, dialogs, _ = visit(root + "zh_TW/planted.html", route=fulfil)
     page.click("#planted")
     page.wait_for_timeout(500)
     assert dialogs == []
     directives = {v.split()[0] for v in page.evaluate("window.__seen.violations")}
     assert directives == {"script-src-attr", "script-src-elem"}, directives
+
+
+ELSEWHERE = ('<img id="x-img" src="http://127.0.0.2:9/x.png">'
+             '<link rel="stylesheet" href="//127.0.0.2:9/x.css">'
+             '<iframe src="http://127.0.0.2:9/frame"></iframe>'
+             '<object data="http://127.0.0.2:9/x.swf"></object>'
+             '<form action="http://127.0.0.2:9/f"><button id="x-submit">go</button></form>')
+
+
+@pytest.mark.browser
+def test_content_security_policy_loads_nothing_from_elsewhere(site, visit, serve):
+    """Markup that got into a page (it never should) reaches no other site."""
+    root = serve(site)
+    html = (site / "zh_TW" / "index.html").read_text("utf-8")
+    planted = html.replace("<article", ELSEWHERE + "<article", 1)
+
+    def fulfil(route):
+        route.fulfill(body=planted, content_type="text/html; charset=utf-8")
+
+    page, _, requests = visit(root + "zh_TW/planted.html", route=fulfil)
+    page.evaluate("document.getElementById('x-submit').click()")  # blocked: no navigation
+    page.wait_for_timeout(500)
+    assert [url for url in requests if "127.0.0.2" in url] == []
+    directives = {v.split()[0] for v in page.evaluate("window.__seen.violations")}
+    assert {"img-src", "style-src-elem", "frame-src", "object-src", "form-action"} <= directives

@@ -30,7 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from build.build_site import (  # noqa: E402
-    CONTENT_CHECKS, input_digest, readthedocs_target, refused, sphinx_build,
+    CONTENT_CHECKS, input_digest, readthedocs_recordings, readthedocs_target, refused,
+    sphinx_build, use_recordings,
 )
 from build.checkout_lock import held  # noqa: E402
 from languages import select  # noqa: E402
@@ -147,9 +148,14 @@ def report(path, started):
           f" ({size:.1f} MiB) in {time.monotonic() - started:.1f} s", flush=True)  # fmt: skip
 
 
-def build_local(fmt, langs):
-    """Build the *fmt* copy of *langs* (default: all) into _build/<fmt>/<lang>/."""
+def build_local(fmt, langs, outputs=()):
+    """Build the *fmt* copy of *langs* (default: all) into _build/<fmt>/<lang>/.
+
+    *outputs* are the recordings the HTML build was given: the copies show the same output.
+    """
     langs = select(langs)
+    if outputs:
+        use_recordings(outputs)
     bad = refused(langs, {"syntax"} | CONTENT_CHECKS)  # what build_site.py refuses too
     if bad:
         print(f"error: {', '.join(bad)}: the catalogs fail the checks above; nothing was built",
@@ -188,6 +194,7 @@ def build_readthedocs():
     if refused([lang], {"syntax"} | CONTENT_CHECKS):
         return 1
     check_gallery()
+    readthedocs_recordings()  # the same output as the HTML build shows
     for fmt in BUILDERS:
         started = time.monotonic()
         report(build_one(fmt, lang, output / fmt, ROOT / "_build" / "offline" / "rtd"), started)
@@ -199,13 +206,15 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=[*BUILDERS, "readthedocs"])
     parser.add_argument("languages", nargs="*", help="default: every language of the table")
+    parser.add_argument("--outputs", nargs="+", default=[], metavar="FILE_OR_URL",
+                        help="recorded example output to use (make outputs)")
     args = parser.parse_args(argv)
     what = os.environ.get("DP_COMMAND") or f"build_offline.py {args.mode}"
     try:
         with held(ROOT, what):  # one build at a time in this checkout
             if args.mode == "readthedocs":
                 return build_readthedocs()
-            return build_local(args.mode, args.languages)
+            return build_local(args.mode, args.languages, args.outputs)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -39,6 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from build.checkout_lock import held  # noqa: E402
 from languages import LANGUAGES, browser_tags, from_readthedocs, select  # noqa: E402
+from sphinxext.content_security_policy import meta, policy, script_hash  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SPHINX_OPTS = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
@@ -76,6 +77,7 @@ def refused(langs, checks):
 def input_digest(lang):
     """Hash everything a language's pages are made from (not generated files)."""
     digest = hashlib.sha256(" ".join(SPHINX_OPTS).encode())
+    digest.update(" ".join(RECORDINGS).encode())  # named by their checksums (outputs.fetch)
     digest.update(os.environ.get("DP_EXAMPLE_TIMEOUT", "").encode())
     files = [ROOT / "requirements.txt", ROOT / "locale" / "glossary.csv"]
     for folder in ("docs", "examples", "conf", f"locale/{lang}"):
@@ -102,6 +104,7 @@ def sphinx_build(lang, outdir, doctrees, log=None, env=None, builder="html"):
     cmd = [
         sys.executable, "-m", "sphinx", "-b", builder, "-c", str(ROOT / "conf"),
         "-D", f"language={lang}", "-d", str(doctrees), *QUIET, *SPHINX_OPTS,
+        *(["-D", f"recordings={','.join(RECORDINGS)}"] if RECORDINGS else []),
         str(ROOT / "docs"), str(outdir),
     ]  # fmt: skip
     sys.stdout.write(f"--- building {lang} ({builder}) ---\n")  # one write: builds run in threads
@@ -162,24 +165,36 @@ def write_root_index(outdir):
     page = (template.replace("{{ links }}", links).replace("{{ choose }}", choose)
             .replace("{{ routes }}", json.dumps(routes))
             .replace("{{ fallback }}", json.dumps(LANGUAGES[0].sphinx)))  # fmt: skip
+    script = re.search(r"<script>(.*?)</script>", page, re.S)[1]
+    page = page.replace("{{ policy }}", meta(policy([script_hash(script)])))
     (outdir / "index.html").write_text(page, "utf-8")
 
 
-def use_recordings(sources, stamps):
-    """Install recorded example output (make html OUTPUTS=...); False if one is unusable."""
-    from build.outputs import OutputsError, install
+# The recordings this build's Sphinx runs are given (-D recordings=...).
+RECORDINGS = []
 
-    try:
-        report, changed = install(sources)
-    except OutputsError as err:
-        print(f"error: {err}; nothing was built", file=sys.stderr)
-        return False
+
+def use_recordings(sources, fetched=()):
+    """Fetch recorded example output (make html OUTPUTS=...) and say what of it is used.
+
+    *fetched* are (source, local copy) pairs already downloaded. A recording
+    that cannot be read, is not signed by a trusted key, or does not match an
+    example's source is not used, saying why in one line; that example's page
+    shows this build's own output (recordings.py).
+    """
+    from build.outputs import OutputsError, fetch
+    from sphinxext.recordings import choose
+
+    labels = {str(copy): source for source, copy in fetched}
+    for source in sources:
+        try:
+            labels[str(fetch(source, ROOT / "_build" / "recordings"))] = source
+        except OutputsError as err:
+            print(f"--- recording not used: {err} ---", flush=True)
+    RECORDINGS.extend(labels)
+    _, report = choose(list(labels), ROOT / "examples", labels=labels)
     for line in report:
         print(f"--- {line} ---", flush=True)
-    if changed:  # the pages of every language show other output now
-        for stamp in stamps.glob("*.sha256"):
-            stamp.unlink()
-    return True
 
 
 def build_local(langs, outputs=()):
@@ -192,8 +207,8 @@ def build_local(langs, outputs=()):
     outdir.mkdir(parents=True, exist_ok=True)
     stamps = ROOT / "_build" / "stamps"
     stamps.mkdir(parents=True, exist_ok=True)
-    if outputs and not use_recordings(outputs, stamps):
-        return 1
+    if outputs:
+        use_recordings(outputs)
     todo = []
     machinery = machinery_digest()
     for lang in langs:
@@ -268,6 +283,29 @@ def build_local(langs, outputs=()):
     return 0
 
 
+def readthedocs_recordings():
+    """Use the recording that DP_OUTPUTS_URL names for this commit, if one is published.
+
+    DP_OUTPUTS_URL: where the GPU workflow publishes recordings, "{commit}"
+    for this build's commit; several URLs are tried in turn.
+    """
+    templates = os.environ.get("DP_OUTPUTS_URL", "")
+    if not templates:
+        return
+    from build.outputs import OutputsError, published
+
+    commit = os.environ.get("READTHEDOCS_GIT_COMMIT_HASH", "unknown")
+    try:
+        found = published(templates, commit, ROOT / "_build" / "recordings")
+    except OutputsError as err:
+        print(f"--- recording not used: {err} ---", flush=True)
+        return
+    if found is None:
+        print("--- no published recording: the examples' own output is shown ---", flush=True)
+    else:
+        use_recordings([], fetched=[found])
+
+
 def readthedocs_target():
     """Return this Read the Docs build's Sphinx language and output folder; ValueError if none."""
     try:
@@ -288,22 +326,7 @@ def build_readthedocs():
         return 2
     if refused([lang], {"syntax"} | CONTENT_CHECKS):
         return 1
-    # DP_OUTPUTS_URL: where the GPU workflow publishes recordings, "{commit}" for
-    # this build's commit; several URLs are tried in turn. None: execute here.
-    templates = os.environ.get("DP_OUTPUTS_URL", "")
-    if templates:
-        from build.outputs import OutputsError, published
-
-        commit = os.environ.get("READTHEDOCS_GIT_COMMIT_HASH", "unknown")
-        try:
-            url = published(templates, commit)
-        except OutputsError as err:
-            print(f"error: {err}; nothing was built", file=sys.stderr)
-            return 1
-        if url is None:
-            print("--- no published recording: the examples are executed here ---", flush=True)
-        elif not use_recordings([url], ROOT / "_build" / "stamps"):
-            return 1
+    readthedocs_recordings()
     output.mkdir(parents=True, exist_ok=True)
     ok = build_atomically(lang, output / "html", ROOT / "_build" / "doctrees" / f"rtd-{lang}")
     return 0 if ok else 1

@@ -173,13 +173,27 @@ def keep_warm(names):
 
 
 class PreviewHandler(http.server.SimpleHTTPRequestHandler):
-    """Serve the built pages, each with the reload script, and the build status."""
+    """Serve the built pages, each with the reload script, and the build status.
+
+    Only to requests for its own address: a page of another site that makes
+    the browser resolve its own name to 127.0.0.1 (DNS rebinding) names that
+    site in ``Host:`` and is refused.
+    """
 
     status_file = None  # set by serve()
     home = "/"
+    hosts = ()  # the Host: values this preview answers, set by serve()
 
     def log_message(self, *args):
         pass
+
+    def parse_request(self):
+        if not super().parse_request():
+            return False
+        if self.headers.get("Host", "").lower() not in self.hosts:
+            self.send_error(421, "This preview answers only requests for its own address")
+            return False
+        return True
 
     def do_GET(self):
         if self.path == "/":
@@ -214,6 +228,9 @@ def serve(listener, directory, status_file, lang):
     handler = functools.partial(PreviewHandler, directory=str(directory))
     PreviewHandler.status_file = Path(status_file)
     PreviewHandler.home = f"/{lang}/index.html"
+    host, port = listener.getsockname()[:2]
+    names = {host, "localhost"} if host in ("127.0.0.1", "::1") else {host}
+    PreviewHandler.hosts = {f"{name}:{port}" for name in names}
     server = http.server.ThreadingHTTPServer(
         listener.getsockname()[:2], handler, bind_and_activate=False
     )

@@ -14,6 +14,10 @@ extension fills them from the pages' own, translated, text instead:
 
 English pages get the same treatment, so every language describes its figures
 alike. The index is rewritten whenever an example page is read again.
+
+Sphinx-Gallery writes a figure's alt text into its ``<img>`` unescaped
+(``visit_imgsg_html``); since the text now comes from a translation,
+:func:`visit_figure` escapes it first.
 """
 
 import html
@@ -23,7 +27,7 @@ from pathlib import Path
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
-from sphinx_gallery.directives import imgsgnode
+from sphinx_gallery.directives import depart_imgsg_html, imgsgnode, visit_imgsg_html
 from sphinx_gallery.py_source_parser import extract_file_config
 
 CARD = 'class="sphx-glr-thumbcontainer"'
@@ -138,8 +142,21 @@ def rewrite_index(app, env):
     return [index] if examples and index in env.found_docs else []
 
 
+def visit_figure(translator, node):
+    """Sphinx-Gallery's HTML for a figure, with its alt text escaped for the attribute."""
+    if node["srcset"] is None:  # it hands the node to Sphinx's visit_image, which escapes
+        return visit_imgsg_html(translator, node)
+    alt = node["alt"]
+    node["alt"] = html.escape(alt)
+    try:
+        visit_imgsg_html(translator, node)
+    finally:
+        node["alt"] = alt
+
+
 def setup(app):
-    """Register the handlers and the post-transform."""
+    """Register the handlers, the post-transform and the escaping figure writer."""
+    app.add_node(imgsgnode, override=True, html=(visit_figure, depart_imgsg_html))
     app.connect("doctree-read", describe_figures)
     app.connect("env-before-read-docs", remember_read)
     app.connect("env-get-updated", rewrite_index)

@@ -3,7 +3,8 @@
 When Sphinx-Gallery executes an example, :func:`record` (a ``reset_modules``
 hook) writes ``<gallery>/<name>.provenance.json`` beside its page: when, from
 which commit, with which PyTorch, Python, CUDA and driver, on which GPUs. A
-recording made by ``make outputs`` carries that file, marked ``recorded``.
+recording made by ``make outputs`` carries those facts; a page that shows
+recorded output (recordings.py) takes them from it.
 
 Each result block of a tutorial starts with a header line the example prints
 (see :data:`HEADERS`): ``# 8 × NVIDIA H200 (real nn.DataParallel)``, ``# 8 GPUs
@@ -27,6 +28,7 @@ from docutils import nodes
 from sphinx.util import logging
 
 from sphinxext.interface_strings import _, offer
+from sphinxext.recordings import recorded_facts
 
 logger = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
@@ -142,11 +144,13 @@ def note_record(app, doctree):
 
 def add_notes(app, doctree, docname):
     """Put a provenance sentence above each result block of a gallery page."""
-    record_file = _record_file(app, docname)
-    if record_file is None or not record_file.is_file():
-        return
-    facts = json.loads(record_file.read_text("utf-8"))
-    recorded = bool(facts.get("recorded"))
+    facts = recorded_facts(app, docname)  # a verified recording's (recordings.py)
+    recorded = facts is not None
+    if not recorded:
+        record_file = _record_file(app, docname)
+        if record_file is None or not record_file.is_file():
+            return
+        facts = json.loads(record_file.read_text("utf-8"))
     for block in list(doctree.findall(nodes.literal_block)):
         if "sphx-glr-script-out" not in block.get("classes", []):
             continue  # code, not output

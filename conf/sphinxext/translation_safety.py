@@ -5,20 +5,27 @@ and every pull request is built. In a translated build:
 
 * :class:`RememberEnglish`, just before Sphinx's i18n ``Locale`` transform,
   notes what each translatable node holds beyond words (raw HTML, images,
-  downloads, substitutions, math, links that are not http(s) or relative,
-  event-handler attributes), and turns off file insertion (``include``,
-  ``literalinclude``, ``raw :file:``) while Locale parses the translations.
+  downloads, substitutions, math, event-handler attributes) and where its
+  links lead, and turns off file insertion (``include``, ``literalinclude``,
+  ``raw :file:``) while Locale parses the translations.
 * Every source parser is wrapped (:func:`guard_parsers`): a translation that
   parses to something other than a paragraph or a title (an HTML block, a
   directive) becomes a paragraph of its own text, marked refused.
 * :class:`RefuseAdditions`, just after Locale, refuses a translation that
-  holds any of the above where its English does not, that spans lines (what
-  follows a line break can be a directive or an HTML block), that was marked
-  refused, or that Locale could not use. The node shows the catalog entry as
+  holds any of the above where its English does not, that links a host or a
+  scheme its English does not link (translation/links.py: the rule
+  ``make check`` applies too), that spans lines (what follows a line break
+  can be a directive or an HTML block), that was marked refused, or that
+  Locale could not use. The node shows the catalog entry as
   plain text instead, and the refusal names the catalog and line.
-* ``sphinx.po`` reaches the page unescaped (the templates put it into HTML,
-  attributes and CSS): an entry may keep the English's HTML and quotes and
-  add none; an entry that does is dropped and the English shown.
+* ``sphinx.po`` reaches the page through the templates (ours, the theme's
+  and Sphinx's), which write it into HTML unescaped. :func:`escape_templates`
+  gives the templates a gettext that returns a translation as text, escaped
+  for HTML (text and attributes); only where the English itself holds HTML
+  may the translation keep exactly that HTML and add no character that can
+  end a tag, an attribute or a string; otherwise the English is shown and
+  the build fails. Our templates escape further where a string lands
+  elsewhere: ``css_string`` for CSS, ``text|tojson`` for JSON.
   A ``sphinx.js`` beside the catalogs would become every page's
   ``translations.js``: the build stops.
 
@@ -30,10 +37,9 @@ that got through anyway would not run.
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import urlsplit
-
 import polib
 from docutils import nodes
+from markupsafe import Markup
 from sphinx import addnodes
 from sphinx.errors import SphinxError
 from sphinx.locale import get_translator
@@ -44,6 +50,7 @@ from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import LITERAL_TYPE_NODES, extract_messages
 
 from sphinxext.bilingual import is_translated_build
+from translation.links import ERROR, judge
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +65,6 @@ FREE = {
     nodes.problematic, nodes.generated, addnodes.pending_xref,
     addnodes.literal_emphasis, addnodes.literal_strong,
 }  # fmt: skip
-SAFE_SCHEMES = ("", "http", "https")
 TARGETS = ("uri", "reftarget", "refname")  # what an image, a download, a substitution shows
 # Their translation changes only an attribute the HTML writer escapes (a meta
 # tag's content, a toctree's caption).
@@ -68,8 +74,9 @@ ATTRIBUTE_ONLY = (nodes.meta, addnodes.translatable)
 # or an image (gettext_additional_targets) to itself.
 PARSED_AS = (nodes.paragraph, nodes.section, nodes.literal_block, nodes.image)
 INTERFACE = "sphinx"  # the catalog of the templates' and Sphinx's own strings
-# Characters that end or escape an HTML attribute, a CSS or a JavaScript string.
-BREAKOUTS = "<>\"'`&\\"
+# Characters that end or escape an HTML attribute, a CSS or a JavaScript
+# string, and the line breaks that end a CSS string or a JavaScript line.
+BREAKOUTS = "<>\"'`&\\\n\r\f\v\x85\u2028\u2029"
 
 
 class TranslationRefused(SphinxError):
@@ -88,21 +95,16 @@ def additions(node):
             text = element.astext() if payload else ""
             kind = " ".join(filter(None, (element.tagname, element.get("format"))))
             found[kind, target, text] = f"{kind} {text or target!r}"
-        for url in (element.get("refuri"), element.get("uri")):
-            if url and not safe_url(url):
-                found["url", url] = f"a link that is not http(s) or relative: {url}"
         for name, value in element.attributes.items():
             if name.lower().startswith("on"):
                 found["attribute", name, str(value)] = f"an event-handler attribute: {name}"
     return found
 
 
-def safe_url(url):
-    """True for http(s) and relative URLs, read as a browser does (it drops tabs and newlines)."""
-    try:
-        return urlsplit(url).scheme.lower() in SAFE_SCHEMES
-    except ValueError:
-        return False
+def links(node):
+    """The URLs that *node*'s links and images lead to."""
+    return {url for element in node.findall(nodes.Element)
+            for url in (element.get("refuri"), element.get("uri")) if url}  # fmt: skip
 
 
 def catalog_files(srcdir, config, domain):
@@ -173,7 +175,8 @@ class RememberEnglish(SphinxTransform):
         settings = self.document.settings
         self.document.translation_safety = (
             settings.file_insertion_enabled,
-            [(node, msg, additions(node)) for node, msg in extract_messages(self.document)],
+            [(node, msg, (additions(node), links(node)))
+             for node, msg in extract_messages(self.document)],
         )
         settings.file_insertion_enabled = False
 
@@ -221,7 +224,12 @@ def refusals(node, msg, msgstr, english):
     if not shown(node) or emptied or any(n.get("refused") for n in node.findall(nodes.inline)):
         reasons.append("it is not one paragraph or title (an HTML block or a directive?)")
     else:
-        reasons += [why for key, why in additions(node).items() if key not in english]
+        kept, english_links = english
+        reasons += [why for key, why in additions(node).items() if key not in kept]
+        for url in sorted(links(node)):
+            verdict = judge(url, english_links)
+            if verdict and verdict[0] == ERROR:
+                reasons.append(f"{verdict[1]} ({url})")
     return reasons
 
 
@@ -275,17 +283,51 @@ def interface_problems(english, translation):
     return reasons
 
 
-def forget(translator, key, msgstr):
-    """Drop the translation *msgstr* of *key* from every catalog of *translator*'s chain."""
-    while translator is not None:
-        catalog = getattr(translator, "_catalog", {})
-        if catalog.get(key) == msgstr:
-            del catalog[key]
-        translator = getattr(translator, "_fallback", None)
+def has_markup(english):
+    """True if the interface string *english* is HTML itself (a tag or an entity)."""
+    return "<" in english or "&" in english
+
+
+def shown_translation(english, translation):
+    """What the templates write for *translation* of *english*: text, or the English's HTML."""
+    if not has_markup(english):
+        return Markup.escape(translation)
+    if translation != english and interface_problems(english, translation):
+        return Markup(english)  # check_interface reports it and fails the build
+    return Markup(translation)
+
+
+def escape_templates(app):
+    """Make the templates' gettext return translations escaped for HTML (see shown_translation)."""
+    templates = getattr(app.builder, "templates", None)
+    environment = getattr(templates, "environment", None)
+    if environment is None or "gettext" not in environment.globals:
+        return  # a builder without Jinja templates
+    gettext, ngettext = environment.globals["gettext"], environment.globals["ngettext"]
+    environment.install_gettext_callables(
+        gettext=lambda english: shown_translation(english, gettext(english)),
+        ngettext=lambda one, many, n: shown_translation(one if n == 1 else many,
+                                                        ngettext(one, many, n)),
+    )  # fmt: skip
+    # Where a string lands outside HTML: {{ _("Out:")|css_string }}, {{ _("Copied")|text }}.
+    environment.filters["text"] = lambda value: value.unescape() if isinstance(value, Markup) else value
+    environment.filters["css_string"] = css_string
+
+
+def css_string(value):
+    """*value* (HTML-escaped or text) as a quoted CSS string.
+
+    Every ASCII character but letters, digits and spaces is a hex escape, so
+    nothing can end the string (a quote, a line break, a backslash) or the
+    ``<style>`` element (``</``); other characters cannot.
+    """
+    text = value.unescape() if isinstance(value, Markup) else str(value)
+    safe = lambda c: c.isalnum() or c == " " or not c.isascii()  # noqa: E731
+    return '"' + "".join(c if safe(c) else f"\\{ord(c):x} " for c in text) + '"'
 
 
 def check_interface(app):
-    """Refuse a sphinx.js; drop sphinx.po entries that add markup to the templates."""
+    """Refuse a sphinx.js; report sphinx.po entries whose HTML is not the English's."""
     if not is_translated_build(app.config):
         return
     # Sphinx looks for sphinx.js relative to the working folder; check the source's too.
@@ -300,17 +342,10 @@ def check_interface(app):
     refused = []
     for po in catalog_files(app.srcdir, app.config, INTERFACE):
         for entry in polib.pofile(str(po)):
-            if not entry.translated():
-                continue
-            if entry.msgid_plural:
-                pairs = [((entry.msgid, int(n)), entry.msgid_plural, s)
-                         for n, s in entry.msgstr_plural.items()]  # fmt: skip
-            else:
-                pairs = [(entry.msgid, entry.msgid, entry.msgstr)]
-            for key, english, msgstr in pairs:
-                reasons = interface_problems(english, msgstr)
+            # Plural entries are never compiled (compiled_catalogs.py); text is escaped.
+            if entry.translated() and not entry.msgid_plural and has_markup(entry.msgid):
+                reasons = interface_problems(entry.msgid, entry.msgstr)
                 if reasons:
-                    forget(app.translator, key, msgstr)
                     reasons.append("the English is shown")
                     refused.append((msgstr_location(po, entry), "; ".join(reasons)))
     refusals_of(app.env)[INTERFACE] = refused
@@ -348,6 +383,7 @@ def setup(app):
     app.add_transform(RefuseAdditions)
     app.connect("builder-inited", guard_parsers)
     app.connect("builder-inited", check_interface)
+    app.connect("builder-inited", escape_templates)
     app.connect("env-purge-doc", purge)
     app.connect("env-merge-info", merge)
     app.connect("env-updated", report)

@@ -34,6 +34,7 @@ import html
 import os
 import pickle
 import re
+import string
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from languages import by_sphinx_code, select  # noqa: E402
+from sphinxext.content_security_policy import meta, policy  # noqa: E402
 from translation.canonical_po import CatalogError, read  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -579,6 +581,7 @@ def render_page(pages, base, outside):
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+{meta(policy([]))}
 <title>Translation review: changes since {html.escape(commit[:12])}</title>
 <style>{STYLE}</style>
 </head>
@@ -600,6 +603,16 @@ Each entry links to its section of the built page.</p>
 """
 
 
+def md(text):
+    """*text* as inert Markdown: every ASCII punctuation escaped, on one line.
+
+    The summary quotes catalog file names and translators' text; unescaped,
+    they could be links, images or HTML in the pull request's job summary.
+    """
+    return "".join(f"\\{c}" if c in string.punctuation else c
+                   for c in " ".join(str(text).split()))  # fmt: skip
+
+
 def render_summary(pages, base, outside, page_href):
     """Return summary.md: counts per language and page, then the findings."""
     commit, how = base
@@ -613,7 +626,7 @@ def render_summary(pages, base, outside, page_href):
         lines.append("|---|---|" + "---:|" * (len(shown) + 1))
         for p in changed:
             numbers = [str(counts(p)[s] or "") for s in shown]
-            lines.append(f"| {p.lang} | {p.domain} | " + " | ".join(numbers)
+            lines.append(f"| {md(p.lang)} | {md(p.domain)} | " + " | ".join(numbers)
                          + f" | {len(page_findings(p)) or ''} |")  # fmt: skip
     findings = [f for p in changed for f in page_findings(p)] + outside
     lines.append("")
@@ -621,13 +634,13 @@ def render_summary(pages, base, outside, page_href):
         lines.append(f"**Findings of `make check` on what changed: {len(findings)}**")
         lines.append("")
         for problem in findings[:SUMMARY_FINDINGS]:
-            lines.append(f"- `{problem.path}:{problem.line}` [{problem.check}] "
-                         + problem.message.replace("|", "\\|"))  # fmt: skip
+            lines.append(f"- {md(problem.path)}:{problem.line} \\[{md(problem.check)}\\] "
+                         + md(problem.message))  # fmt: skip
         if len(findings) > SUMMARY_FINDINGS:
             lines.append(f"- … and {len(findings) - SUMMARY_FINDINGS} more on the review page")
     else:
         lines.append("`make check` finds nothing on what changed.")
-    lines += ["", f"Review page: `{page_href}`", ""]
+    lines += ["", f"Review page: {md(page_href)}", ""]
     return "\n".join(lines)
 
 

@@ -11,13 +11,15 @@ of the translation (msgstr) it is about. Errors fail; warnings, printed as
 ``file:line: [check] warning: ...``, are worth a look and never fail.
 
     out-of-sync   the catalogs do not match the English sources
-    syntax        a catalog is not a valid .po file
+    syntax        a catalog is not a valid .po file, or a compiled .mo or .js
+                  is committed beside the catalogs
     markup        inline markup shown as raw text (glued to Chinese text, an
                   unbalanced ``), an unknown role, a changed inline literal
     references    a cross-reference, link, link name, substitution, footnote
                   or citation reference that leads elsewhere or is lost; a
                   target that does not resolve
-    unused        a translation that Sphinx will not use (it shows the English)
+    unused        a translation that Sphinx will not use (it shows the English),
+                  or an entry with a plural form, which the English never has
     script-mix    Simplified characters in a Hant language (zh_TW), Traditional
                   ones in a Hans language (zh_CN)
     terminology   a glossary term is not translated as locale/glossary.csv says
@@ -83,6 +85,8 @@ TRANSLATION_CHECKS = tuple(
     c for c in CHECKS if c not in ("out-of-sync", "completeness", "canonical")
 )
 LOCALE = ROOT / "locale"
+PLURAL = ("an entry with a plural form (msgid_plural): the English has no plural messages, "
+          "so the build leaves it out (gettext would show its msgstr[0], unchecked)")
 
 
 def msgstr_line(lines, entry, at=""):
@@ -119,6 +123,10 @@ def check_catalog(po_path, lang, selected, project):
     for entry in catalog:
         if entry.obsolete:
             continue
+        if entry.msgid_plural:  # its msgstr[n] would be served, unchecked: the build drops it
+            if "unused" in selected:
+                yield Problem(shown(po_path), entry.linenum, "unused", PLURAL)
+            continue
         unfinished = completeness.check(entry)
         if unfinished:
             if "completeness" in selected:
@@ -153,6 +161,8 @@ def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=G
                                        project.load)  # fmt: skip
             for po_path in sorted((locale_dir / lang / "LC_MESSAGES").rglob("*.po")):
                 problems += check_catalog(po_path, lang, selected, project)
+            if "syntax" in selected and (locale_dir / lang).is_dir():
+                problems += syntax.committed_compiled(locale_dir / lang)
     return sorted(set(problems))
 
 

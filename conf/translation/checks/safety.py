@@ -2,14 +2,16 @@
 
 Links come from the parse (reST, MyST) or, in plain text, from URLs, which
 are ASCII: a URL ends at the first space, Chinese character or full-width
-punctuation. In MyST and plain text HTML is markup (an error); in reST it is shown as
+punctuation. Each is judged by translation/links.py, the rule the build
+applies too: another host or scheme is an error (another page of a host the
+English links is the references check's warning). In MyST and plain text HTML is markup (an error); in reST it is shown as
 text (a warning).
 """
 
 import re
 from collections import Counter
-from urllib.parse import urlsplit
 
+from ..links import ERROR, judge
 from .common import error, warning
 from .parsing import parse
 
@@ -28,12 +30,6 @@ def urls(text, markup, syntax):
     return [url.rstrip(".,;:!?)]}'\"") for url in _URL.findall(text)]
 
 
-def host(url):
-    """Return the site of *url* without "www." and its language subdomain, or ""."""
-    name = (urlsplit(url).hostname or "").removeprefix("www.")
-    return ".".join(name.split(".")[-2:])
-
-
 def check(message):
     """Yield links, schemes, HTML and directives the translation adds."""
     msgid, msgstr, syntax = message.msgid, message.msgstr, message.syntax
@@ -42,16 +38,14 @@ def check(message):
     english = parse(msgid, syntax, message.project.roles)
     translated = parse(msgstr, syntax, message.project.roles)
     old, new = urls(msgid, english, syntax), urls(msgstr, translated, syntax)
-    sites = {host(url) for url in old} | {host(url) for url in _URL.findall(msgid)}
     for url in sorted(set(new) - set(old)):
-        scheme = urlsplit(url).scheme.lower()
-        if scheme not in ("", "http", "https", "mailto"):
-            yield error(f"adds a link that is not http(s): {scheme}:", at=url)
-        elif scheme in ("http", "https") and host(url) not in sites:
-            yield error(f"adds a link to another site: {url}", at=url)
+        verdict = judge(url, old)
+        if verdict and verdict[0] == ERROR:  # another page of a linked host: references warns
+            yield error(f"adds {verdict[1]}", at=url)
     schemes = set(map(str.lower, _BAD_SCHEME.findall(msgstr)))
     schemes -= set(map(str.lower, _BAD_SCHEME.findall(msgid)))
-    for scheme in sorted(schemes - {f"{urlsplit(u).scheme.lower()}:" for u in new}):
+    linked = {url.split(":", 1)[0].lower() + ":" for url in new if ":" in url}
+    for scheme in sorted(schemes - linked):
         yield error(f"adds a link that is not http(s): {scheme}", at=scheme)
     tags = Counter(translated.html) - Counter(english.html)
     if tags and syntax == "rst":  # in reST, HTML is text: the page shows the tags

@@ -8,10 +8,15 @@ a quoted continuation line, in a valid order, with no entry twice. Then
 Babel's checker compares the placeholders of the entries flagged
 ``python-format``, as ``msgfmt -c`` does. Problems are reported at the line
 ``msgfmt`` would name (the ``msgstr`` line for a placeholder mismatch).
+
+:func:`committed_compiled` reports a compiled ``.mo`` or ``.js`` committed
+beside the catalogs, which the build never uses.
 """
 
 import re
+import subprocess
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import polib
 from babel.messages.catalog import Message, TranslationError
@@ -145,6 +150,24 @@ def mismatches(entries):
                 python_format(None, Message(ids, strings, flags={"python-format"}))
             except TranslationError as err:
                 yield line, f"python-format: {err}"
+
+
+def committed_compiled(folder):
+    """Yield a Problem for each compiled catalog or script git tracks under *folder*.
+
+    The build never uses one (conf/sphinxext/compiled_catalogs.py compiles
+    every .po afresh; a sphinx.js stops it), but a reviewer should not have to
+    wonder what it holds. Without git, nothing is reported.
+    """
+    try:
+        tracked = subprocess.run(["git", "ls-files", "-z", "--", "*.mo", "*.js"], cwd=folder,
+                                 capture_output=True, text=True, check=True).stdout  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return
+    for name in filter(None, tracked.split("\0")):
+        yield Problem(shown(Path(folder, name)), 1, "syntax",
+                      "a compiled file in the repository: translations are .po catalogs only "
+                      "(the build never uses it); remove it with git rm")  # fmt: skip
 
 
 def check(po_path):

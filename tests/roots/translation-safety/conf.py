@@ -3,7 +3,16 @@
 The test puts conf/ on PYTHONPATH, so ``sphinxext.translation_safety`` imports from there.
 """
 
-extensions = ["myst_parser", "sphinxext.translation_safety", "sphinxext.content_security_policy"]
+import os
+
+from sphinxext.compiled_catalogs import compile_catalogs
+
+# As the site's conf.py does: no .mo on disk is trusted.
+compile_catalogs(os.path.join(os.path.dirname(__file__), "locale"))
+extensions = [
+    "sphinxext.compiled_catalogs", "myst_parser", "sphinxext.translation_safety",
+    "sphinxext.content_security_policy",
+]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 locale_dirs = ["locale"]
 gettext_compact = False
