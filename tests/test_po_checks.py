@@ -120,6 +120,23 @@ def test_false_alarms_of_real_catalogs_are_no_errors(capsys):
     assert {p[4] for p in problems} == {"warning"}
 
 
+def test_a_catalog_polib_cannot_read_or_a_url_urlsplit_rejects_is_no_crash(tmp_path, capsys):
+    """One unreadable catalog is a syntax error; the others are still checked."""
+    po = tmp_path / "zh_CN" / "LC_MESSAGES"
+    po.mkdir(parents=True)
+    (po / "broken.po").write_text('msgid "a"\nmsgstr "b "c""\n', "utf-8")
+    catalog = polib.POFile()
+    catalog.metadata = {"Content-Type": "text/plain; charset=UTF-8", "Language": "zh_CN"}
+    catalog.append(polib.POEntry(
+        occurrences=[("docs/page.md", "1")], msgid="Open [https://x.org](https://x.org).",
+        msgstr="打开 [https://x.org](https://x.org)。"))  # fmt: skip
+    catalog.save(str(po / "page.po"))
+    code, problems = run_checks(capsys, "--check", "syntax", *ENTRY_CHECKS, "--locale-dir",
+                                tmp_path, "zh_CN")  # fmt: skip
+    assert code == 1
+    assert {(Path(p[0]).name, p[2]) for p in problems} == {("broken.po", "syntax")}
+
+
 def test_severity_error_prints_only_the_errors(capsys):
     bad = FIXTURES / "bad" / "markup"
     _, everything = run_checks(capsys, "--check", "markup", "--locale-dir", bad, "zh_CN", "zh_TW")

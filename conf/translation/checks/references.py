@@ -17,9 +17,8 @@ Warnings: an added cross-reference, a link to a localized page.
 
 import re
 from collections import Counter
-from urllib.parse import urlsplit
 
-from .common import error, warning
+from .common import error, split_url, warning
 from .markup import pairs, squeeze
 from .parsing import EXPLICIT_TITLE, is_xref, parse, written
 
@@ -73,7 +72,7 @@ def xrefs(message, english, translated):
 
 def localized(old, new):
     """Whether URL *new* is *old*'s page in another language (zh.wikipedia, /zh-cn/)."""
-    old_host, new_host = urlsplit(old).hostname or "", urlsplit(new).hostname or ""
+    old_host, new_host = split_url(old).hostname or "", split_url(new).hostname or ""
     if old_host != new_host:
         return old_host.split(".")[-2:] == new_host.split(".")[-2:] and bool(
             _LANGUAGE.fullmatch(new_host.split(".")[0]))
@@ -82,7 +81,7 @@ def localized(old, new):
 
 def read_as_uri(uri):
     """Whether link *uri* is a name that docutils took for a URI: <Code of Conduct>."""
-    return not urlsplit(uri).scheme and not any(c in uri for c in "/.#")
+    return not split_url(uri).scheme and not any(c in uri for c in "/.#")
 
 
 def links(message, english, translated):
@@ -96,7 +95,7 @@ def links(message, english, translated):
     plain = squeeze(translated.prose + " ".join(r.text for r in translated.roles))
     for uri, new in pairs(lost, added):
         address = uri.removeprefix("mailto:")
-        if new is None and urlsplit(uri).scheme not in ("http", "https", "mailto", ""):
+        if new is None and split_url(uri).scheme not in ("http", "https", "mailto", ""):
             continue  # docutils links any "scheme:" text; a literal is as good
         if new is None and any(uri in name for name in translated.refnames):
             continue  # `text<URI>`_: names() says so

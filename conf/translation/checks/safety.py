@@ -8,9 +8,8 @@ text (a warning).
 
 import re
 from collections import Counter
-from urllib.parse import urlsplit
 
-from .common import error, warning
+from .common import error, split_url, warning
 from .parsing import parse
 
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[!-~]+")
@@ -30,7 +29,7 @@ def urls(text, markup, syntax):
 
 def host(url):
     """Return the site of *url* without "www." and its language subdomain, or ""."""
-    name = (urlsplit(url).hostname or "").removeprefix("www.")
+    name = (split_url(url).hostname or "").removeprefix("www.")
     return ".".join(name.split(".")[-2:])
 
 
@@ -44,14 +43,14 @@ def check(message):
     old, new = urls(msgid, english, syntax), urls(msgstr, translated, syntax)
     sites = {host(url) for url in old} | {host(url) for url in _URL.findall(msgid)}
     for url in sorted(set(new) - set(old)):
-        scheme = urlsplit(url).scheme.lower()
+        scheme = split_url(url).scheme.lower()
         if scheme not in ("", "http", "https", "mailto"):
             yield error(f"adds a link that is not http(s): {scheme}:", at=url)
         elif scheme in ("http", "https") and host(url) not in sites:
             yield error(f"adds a link to another site: {url}", at=url)
     schemes = set(map(str.lower, _BAD_SCHEME.findall(msgstr)))
     schemes -= set(map(str.lower, _BAD_SCHEME.findall(msgid)))
-    for scheme in sorted(schemes - {f"{urlsplit(u).scheme.lower()}:" for u in new}):
+    for scheme in sorted(schemes - {f"{split_url(u).scheme.lower()}:" for u in new}):
         yield error(f"adds a link that is not http(s): {scheme}", at=scheme)
     tags = Counter(translated.html) - Counter(english.html)
     if tags and syntax == "rst":  # in reST, HTML is text: the page shows the tags
