@@ -3,7 +3,9 @@
 Links come from the parse (reST, MyST) or, in plain text, from URLs, which
 are ASCII: a URL ends at the first space, Chinese character or full-width
 punctuation. In MyST and plain text HTML is markup (an error); in reST it is shown as
-text (a warning).
+text (a warning). A MyST ``[name]`` in the English links through a definition
+elsewhere on the page, so a translation writing that link inline
+(``[名称](https://…)``) is a warning: the English's site is not in the message.
 """
 
 import re
@@ -13,6 +15,7 @@ from .common import error, split_url, warning
 from .parsing import parse
 
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[!-~]+")
+_SHORTCUT = re.compile(r"(?<![\]!\\])\[([^\[\]]+)\](?![(\[:])")  # [name], a reference link
 _BAD_SCHEME = re.compile(r"(?<![\w.+-])(?:javascript|vbscript|data|file):", re.IGNORECASE)
 _DIRECTIVE = re.compile(
     r"^\s*\.\.\s+[\w:.-]+::|^\s*(?:`{3,}|:{3,})\s*\{[\w:.-]+\}|:raw(?:-\w+)?:`|\{raw(?:-\w+)?\}",
@@ -42,10 +45,16 @@ def check(message):
     translated = parse(msgstr, syntax, message.project.roles)
     old, new = urls(msgid, english, syntax), urls(msgstr, translated, syntax)
     sites = {host(url) for url in old} | {host(url) for url in _URL.findall(msgid)}
+    # MyST's [name] links through a definition elsewhere on the page, which no message holds.
+    shortcuts = _SHORTCUT.findall(msgid) if syntax == "myst" else []
     for url in sorted(set(new) - set(old)):
         scheme = split_url(url).scheme.lower()
         if scheme not in ("", "http", "https", "mailto"):
             yield error(f"adds a link that is not http(s): {scheme}:", at=url)
+        elif scheme in ("http", "https") and host(url) not in sites and shortcuts:
+            yield warning(f"links to {url}: the English's [{shortcuts.pop(0)}] links through a "
+                          "definition elsewhere on the page; check that it is the same site",
+                          at=url)  # fmt: skip
         elif scheme in ("http", "https") and host(url) not in sites:
             yield error(f"adds a link to another site: {url}", at=url)
     schemes = set(map(str.lower, _BAD_SCHEME.findall(msgstr)))
