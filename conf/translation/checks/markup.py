@@ -276,7 +276,7 @@ def literals(message, english, translated):
                           at=old)  # fmt: skip
         elif not uses and squeeze(old) in squeeze(translated.prose):
             yield warning(f"{mark}{old}{mark} is plain text here: mark it as code again")
-        elif not uses:  # another use said in other words ("this setting") is the translator's choice
+        elif not uses:  # none left; a second use said in other words is silent: a choice
             yield warning(f"drops {mark}{old}{mark}")
 
 

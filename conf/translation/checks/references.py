@@ -147,7 +147,7 @@ def localized(old, new):
 
 
 def same_page(uri, roles):
-    """Return the role of *roles* whose target names the page or section *uri* is: ``speed_python``."""
+    """Return the role of *roles* whose target names the page or section *uri*: speed_python."""
     parts = set(re.split(r"[/#.?=&]+", uri.lower().replace("_", "-")))
     for role in roles:
         name = re.split(r"[.:/#]", role.target.lower().replace("_", "-"))[-1]
