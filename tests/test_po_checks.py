@@ -25,7 +25,7 @@ import pytest
 from build.project_copy import copy_project
 from languages import LANGUAGES
 from translation import catalog_report, run_checks as gate, seed_zh_tw
-from translation.checks import script_mix, terminology
+from translation.checks import references, script_mix, terminology, unused
 from translation.checks.common import Message
 from translation.checks.parsing import parse, python_code
 from translation.checks.project import Project
@@ -118,6 +118,23 @@ def test_false_alarms_of_real_catalogs_are_no_errors(capsys):
     assert code == 0
     assert reported_entries(problems) == marked_entries(fine)
     assert {p[4] for p in problems} == {"warning"}
+
+
+def test_a_catalog_polib_cannot_read_or_a_url_urlsplit_rejects_is_no_crash(tmp_path, capsys):
+    """One unreadable catalog is a syntax error; the others are still checked."""
+    po = tmp_path / "zh_CN" / "LC_MESSAGES"
+    po.mkdir(parents=True)
+    (po / "broken.po").write_text('msgid "a"\nmsgstr "b "c""\n', "utf-8")
+    catalog = polib.POFile()
+    catalog.metadata = {"Content-Type": "text/plain; charset=UTF-8", "Language": "zh_CN"}
+    catalog.append(polib.POEntry(
+        occurrences=[("docs/page.md", "1")], msgid="Open [https://x.org](https://x.org).",
+        msgstr="打开 [https://x.org](https://x.org)。"))  # fmt: skip
+    catalog.save(str(po / "page.po"))
+    code, problems = run_checks(capsys, "--check", "syntax", *ENTRY_CHECKS, "--locale-dir",
+                                tmp_path, "zh_CN")  # fmt: skip
+    assert code == 1
+    assert {(Path(p[0]).name, p[2]) for p in problems} == {("broken.po", "syntax")}
 
 
 def test_severity_error_prints_only_the_errors(capsys):
@@ -243,6 +260,69 @@ class _Glossary:
 def test_terminology_matches_whole_words_and_plurals(english, translation, problem):
     found = list(terminology.check(Message(english, translation, "zh_CN", "rst", _Glossary())))
     assert bool(found) == problem, found
+
+
+# -- what Sphinx itself does with a changed role or a numbered start --------------
+
+# (English role, target, the translation's role): external objects of another project.
+ROLE_CASES = [
+    ("exc", "ext.Err", "class"), ("class", "ext.Thing", "obj"), ("class", "ext.Thing", "exc"),
+    ("func", "ext.f", "obj"), ("func", "ext.f", "meth"), ("meth", "ext.Box.run", "func"),
+    ("attr", "ext.Box.size", "meth"), ("data", "ext.C", "const"), ("data", "ext.C", "attr"),
+]  # fmt: skip
+NUMBERED = [("Open the file.", "1. 打开文件。"), ("Close the file.", "(a) 关闭文件。")]
+
+
+def test_role_changes_and_numbered_starts_are_judged_as_sphinx_builds_them(tmp_path):
+    """A role change the check calls an error does not link; one it accepts does.
+
+    Built with Sphinx and intersphinx against a second project's inventory, so that
+    Sphinx looks the targets up by their object types (references.role_change), and a
+    paragraph translated with a numbered start shows the English (checks/unused.py).
+    """
+    def build(src, *options):
+        cmd = [sys.executable, "-m", "sphinx", "-q", "-b", "html", *options, str(src),
+               str(src / "_build")]  # fmt: skip
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+        return (src / "_build" / "index.html").read_text("utf-8")
+
+    ext, main = tmp_path / "ext", tmp_path / "main"
+    ext.mkdir()
+    (ext / "conf.py").write_text("project = 'ext'\n")
+    (ext / "index.rst").write_text(
+        "Ext\n===\n\n.. py:module:: ext\n\n.. py:class:: Thing\n\n.. py:exception:: Err\n\n"
+        ".. py:function:: f()\n\n.. py:data:: C\n\n.. py:class:: Box\n\n"
+        "   .. py:method:: run()\n   .. py:attribute:: size\n")
+    build(ext)
+    po = main / "locale" / "zh_CN" / "LC_MESSAGES"
+    po.mkdir(parents=True)
+    (main / "conf.py").write_text(
+        "extensions = ['sphinx.ext.intersphinx']\nlocale_dirs = ['locale']\n"
+        f"intersphinx_mapping = {{'ext': ('https://ext.example/', "
+        f"{str(ext / '_build' / 'objects.inv')!r})}}\n")
+    catalog = polib.POFile()
+    catalog.metadata = {"Content-Type": "text/plain; charset=UTF-8"}
+    paragraphs = []
+    for number, (old, target, new) in enumerate(ROLE_CASES):
+        msgid = f"Case {number}: :{old}:`{target}`."
+        paragraphs.append(msgid)
+        catalog.append(polib.POEntry(msgid=msgid, msgstr=f"例{number}：:{new}:`{target}`。"))
+    for msgid, msgstr in NUMBERED:
+        paragraphs.append(msgid)
+        catalog.append(polib.POEntry(msgid=msgid, msgstr=msgstr))
+    catalog.save(str(po / "index.po"))
+    (main / "index.rst").write_text("Main\n====\n\n" + "\n\n".join(paragraphs) + "\n")
+    html = build(main, "-D", "language=zh_CN")
+    shown = re.findall(r"<p>(.*?)</p>", html, re.S)
+    for number, (old, target, new) in enumerate(ROLE_CASES):
+        [paragraph] = [p for p in shown if f"例{number}：" in p]
+        linked = "https://ext.example/" in paragraph
+        finding = references.role_change(old, new, target)
+        assert linked == (finding is None or finding.severity == "warning"), (old, new, finding)
+    for msgid, msgstr in NUMBERED:
+        assert f"<p>{msgid}</p>" in html  # Sphinx shows the English
+        message = Message(msgid, msgstr, "zh_CN", "rst", _Glossary())
+        assert [f.severity for f in unused.check(message)] == ["error"]
 
 
 @pytest.mark.parametrize(("text", "is_code"), [

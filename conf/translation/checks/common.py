@@ -3,6 +3,7 @@
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[3]
 GLOSSARY = ROOT / "locale" / "glossary.csv"
@@ -53,6 +54,18 @@ class Message:
     syntax: str  # how Sphinx parses it: "rst", "myst" or "text"
     project: object  # project.Project: the roles and targets that exist
     catalog: Path = None  # the catalog it is in
+
+
+def split_url(url):
+    """Return urlsplit(*url*), or an empty split for text that is no URL at all.
+
+    Markdown beside a URL (``https://x.org](https://x.org)``) makes urlsplit
+    raise on the "]"; such text links nowhere, and a check must not crash on it.
+    """
+    try:
+        return urlsplit(url)
+    except ValueError:
+        return urlsplit("")
 
 
 def shown(path):

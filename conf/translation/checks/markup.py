@@ -3,10 +3,16 @@
 Errors: markup shown as raw text (glued to Chinese text, a full-width colon
 in a role, an unbalanced ``), a parser error or unknown role, a changed inline
 literal or value (``:samp:``, ``:file:``, ...). Warnings: a literal or role
-that is dropped or written as plain text, a literal that reads like prose
-(a button label) translated. Additions are fine: a translator may mark more
-as code. The words of a role such as ``:guilabel:`` are free to translate.
-Cross-references and links are the references check's.
+that is dropped or written as plain text or in quotation marks, counting each
+use (``x`` twice in the English, once here and once as plain text); a literal
+that reads like prose (a button label) translated; and changes a reviewer
+usually accepts: a placeholder translated (``{RANDOM STRING}``), the reader's
+language in an example path (``/images/nl/`` → ``/images/zh_TW/``), a role's
+backslashes doubled so that the page shows the ones the English's text holds.
+A literal in quotation marks is still on the page, word for word, only not as
+code: a warning. Additions are fine: a translator may mark more as code. The
+words of a role such as ``:guilabel:`` are free to translate. Cross-references
+and links are the references check's.
 """
 
 import difflib
@@ -18,6 +24,11 @@ from .common import ERROR, error, warning
 from .parsing import PROSE_ROLES, is_xref, parse, written
 
 _CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
+_IDEOGRAPH = re.compile(r"[\u3400-\u9fff]")  # a Chinese word, not full-width punctuation
+# Quotation marks a translator may write instead of inline code.
+_QUOTES = ("「」", "『』", "“”", "‘’", '""', "''", "《》", "〈〉")
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}|<[^<>]*>")
+_LANGUAGE_TAG = re.compile(r"[a-z]{2,3}(?:[-_](?:[a-z]{2}|hans|hant))?", re.IGNORECASE)
 # Code, not a word: snake_case, dotted.name, call(), CamelCase.
 _IDENTIFIER = re.compile(r"\w*(?:[_.]\w|\(\)|[a-z][A-Z])[\w.()]*")
 _WORD = re.compile(r"[A-Za-z_][\w.]*\w|[A-Za-z]")
@@ -163,8 +174,45 @@ def pairs(lost, added):
 
 
 def glossed(old, new):
-    """Whether literal *new* is *old* with its translation: ``拉伸模式（Stretch Mode）``."""
-    return squeeze(old).lower() in squeeze(new).lower() and bool(_CJK.search(new))
+    """Whether literal *new* is *old* with its translation: ``拉伸模式（Stretch Mode）``.
+
+    The addition must hold Chinese words: a full-width parenthesis slipped into
+    the literal (``（b"\\x05"``) changes the code.
+    """
+    return squeeze(old).lower() in squeeze(new).lower() and bool(_IDEOGRAPH.search(new))
+
+
+def quotes(text, prose):
+    """Return *text* as *prose* writes it in quotation marks (「text」), or None."""
+    for pair in _QUOTES:
+        if re.search(f"{re.escape(pair[0])} ?{re.escape(text)} ?{re.escape(pair[1])}", prose):
+            return pair[0] + text + pair[1]
+    return None
+
+
+def plain(text, prose):
+    """Whether *prose* holds *text* as a word of its own (a letter beside it makes another)."""
+    return bool(re.search(rf"(?<![A-Za-z0-9_]){re.escape(text)}(?![A-Za-z0-9_])", prose))
+
+
+def localised(old, new):
+    """Say how value *new* localises *old*, if that is all it changes; else return None.
+
+    A translated placeholder (``{RANDOM STRING}``, ``<profile-name>``) stands for
+    what the reader types; a language code replaced in a path (``/images/nl/``)
+    names the reader's copy. Reviewers accept both, so they are warnings.
+    """
+    old_holders, new_holders = _PLACEHOLDER.findall(old), _PLACEHOLDER.findall(new)
+    if (old_holders and len(old_holders) == len(new_holders)
+            and _PLACEHOLDER.sub("{}", old) == _PLACEHOLDER.sub("{}", new)
+            and all(_IDEOGRAPH.search(b) for a, b in zip(old_holders, new_holders) if a != b)):
+        return "translates its placeholder: fine for text the reader replaces"
+    old_parts, new_parts = re.split(r"([/\\])", old), re.split(r"([/\\])", new)
+    changed = [(a, b) for a, b in zip(old_parts, new_parts) if a != b]
+    if len(old_parts) == len(new_parts) and len(changed) == 1 and all(
+            _LANGUAGE_TAG.fullmatch(part) for part in changed[0]):
+        return f"puts the language {changed[0][1]} in the path instead of {changed[0][0]}"
+    return None
 
 
 def symbols(text):
@@ -180,7 +228,7 @@ def marks_prose(literal, english):
 
 
 def literals(message, english, translated):
-    """Yield inline literals the translation changes or drops."""
+    """Yield inline literals the translation changes or drops, counting each use."""
     def kept(old, new):
         return value(old) == value(new) or glossed(old, new)
 
@@ -188,23 +236,47 @@ def literals(message, english, translated):
         if glossed(old, new) and _IDENTIFIER.fullmatch(old):
             yield warning(f"{tick(message.syntax)}{new}{tick(message.syntax)} is not the code "
                           f"{old} any more: put the translation outside the literal", at=new)
-    lost = [old for old in english.literals
-            if not any(kept(old, new) for new in translated.literals)]  # fmt: skip
-    added = [new for new in translated.literals if not marks_prose(new, english)
+    left, lost = Counter(translated.literals), []
+    for old in english.literals.elements():  # ``x`` twice in the English is two uses
+        new = next((new for new in left if left[new] and kept(old, new)), None)
+        if new is None:
+            lost.append(old)
+        else:
+            left[new] -= 1
+    added = [new for new in left.elements() if not marks_prose(new, english)
              and not any(kept(old, new) for old in english.literals)]  # fmt: skip
     mark = tick(message.syntax)
     lost = [old for old in lost if f"{mark}{old}{mark}" not in translated.prose]  # shown raw
+    for old in sorted(set(lost)):
+        quoted = quotes(old, translated.prose)
+        if quoted:  # not the added literal it looks most like: do not pair it
+            lost = [other for other in lost if other != old]
+            yield warning(f"{mark}{old}{mark} is in quotation marks here ({quoted}): the page "
+                          f"shows it as text, not as code; write {mark}{old}{mark}", at=quoted)
+    said = set()
     for old, new in pairs(lost, added):
         if new is not None:
             text = f"changes {mark}{old}{mark} to {mark}{new}{mark}"
-            if " " in old.strip() and _CJK.search(new) and symbols(old) == symbols(new):
+            how = localised(old, new)
+            if how:
+                yield warning(f"{text}: {how}, else copy it exactly", at=new)
+            elif " " in old.strip() and _IDEOGRAPH.search(new) and symbols(old) == symbols(new):
                 yield warning(f"{text}: only its words changed; fine for example or interface "
                               "text, else copy it exactly", at=new)  # fmt: skip
             else:
                 yield error(f"{text}: copy inline code exactly", at=new)
-        elif squeeze(old) in squeeze(translated.prose):
+            continue
+        if old in said:
+            continue
+        said.add(old)
+        uses = sum(n for new, n in translated.literals.items() if kept(old, new))
+        if uses and plain(old, translated.prose):  # the other uses became plain text
+            yield warning(f"{mark}{old}{mark} is code {english.literals[old]} times in the "
+                          f"English, {uses} here, and plain text elsewhere: mark it as code again",
+                          at=old)  # fmt: skip
+        elif not uses and squeeze(old) in squeeze(translated.prose):
             yield warning(f"{mark}{old}{mark} is plain text here: mark it as code again")
-        else:
+        elif not uses:  # none left; a second use said in other words is silent: a choice
             yield warning(f"drops {mark}{old}{mark}")
 
 
@@ -219,14 +291,25 @@ def roles(message, english, translated, shown):
     def count(markup, names):
         return Counter(r.name for r in markup.roles if r.name in names)
 
+    def raw(name):  # the English's role texts as written, before docutils drops a backslash
+        pattern = rf":{re.escape(name)}:`([^`]*)`" if syntax == "rst" else rf"\{{{name}\}}`([^`]*)`"
+        return {squeeze(text) for text in re.findall(pattern, message.msgid)}
+
     old, new = values(english), values(translated)
     added = [item for item in new if item not in old]
     for name, target in [item for item in old if item not in new]:
         changed = [t for n, t in added if n == name]
         if changed:
             added.remove((name, changed[0]))
-            yield error(f"changes {written(name, target, syntax)} to "
-                        f"{written(name, changed[0], syntax)}: copy it exactly", at=changed[0])
+            text = f"changes {written(name, target, syntax)} to {written(name, changed[0], syntax)}"
+            how = localised(target, changed[0])
+            if how is None and changed[0] in raw(name):
+                how = ("doubles its backslashes, so that the page shows those of the English's "
+                       "text (in a role, \\\\ shows as \\)")  # fmt: skip
+            if how:
+                yield warning(f"{text}: {how}, else copy it exactly", at=changed[0])
+            else:
+                yield error(f"{text}: copy it exactly", at=changed[0])
         elif target not in squeeze(translated.prose):
             yield warning(f"drops {written(name, target, syntax)}")
     # A role whose name is lost or mistyped leaves its text as `default-role text` (italics).

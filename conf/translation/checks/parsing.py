@@ -97,6 +97,42 @@ def _sphinx_roles():
     return known
 
 
+@functools.cache
+def _lookups():
+    """Return {cross-reference role: (domain, the object types it finds or None, adds "()")}."""
+    from sphinx.domains.c import CDomain
+    from sphinx.domains.cpp import CPPDomain
+    from sphinx.domains.javascript import JavaScriptDomain
+    from sphinx.domains.python import PythonDomain
+    from sphinx.domains.rst import ReSTDomain
+    from sphinx.domains.std import StandardDomain
+
+    found = {}
+    for domain in (StandardDomain, PythonDomain, CDomain, CPPDomain, JavaScriptDomain,
+                   ReSTDomain):  # fmt: skip
+        types = {}  # as Domain.__init__ builds objtypes_for_role
+        for objtype, obj in domain.object_types.items():
+            for role in obj.roles:
+                types.setdefault(role, set()).add(objtype)
+        for name, role in domain.roles.items():
+            entry = (domain.name, frozenset(types[name]) if name in types else None,
+                     bool(getattr(role, "fix_parens", False)))  # fmt: skip
+            found[f"{domain.name}:{name}"] = entry
+            if domain.name in ("std", "py"):
+                found.setdefault(name, entry)
+    return found
+
+
+def lookup(name):
+    """Return how Sphinx resolves cross-reference role *name*: (domain, object types, adds "()").
+
+    The object types are those of the domain's ``objtypes_for_role`` (None: a role,
+    such as ``:const:``, that names no object type), which intersphinx and a
+    ``.name`` search match; "adds ()" is the role's ``fix_parens`` (``:func:``, ``:meth:``).
+    """
+    return _lookups().get(name.lower())
+
+
 def builtin_roles():
     """Return the role names docutils and Sphinx define."""
     return frozenset(_sphinx_roles())

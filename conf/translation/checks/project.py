@@ -134,7 +134,11 @@ class Project:
         """Return [(catalog, entry, syntax)] of every live entry of every catalog."""
         found = []
         for po_path in self.catalogs():
-            for entry in self.load(po_path):
+            try:
+                catalog = self.load(po_path)
+            except (OSError, ValueError):
+                continue  # unreadable: the syntax check reports it, the others skip it
+            for entry in catalog:
                 if not entry.obsolete:
                     found.append((po_path, entry, self.syntax(po_path, entry)))
         return found

@@ -8,25 +8,30 @@ difference is an "inconsistent references" warning, which fails a ``-W``
 build. Titles are free: ``:term:`工作进程 <worker>```.
 
 Errors: a target that does not resolve (checks/project.py says which exist)
-or that changed, a dropped cross-reference, a link whose URI changed or that
-is no longer a link (a URL glued to Chinese text, a link without its
-trailing ``_`` or the space before ``<``, a link name read as a URI), a
-changed named link, substitution, footnote or citation reference.
-Warnings: an added cross-reference, a link to a localized page.
+or that changed, a cross-reference dropped or left as plain words, a role
+that Sphinx resolves otherwise (``:func:`` → ``:meth:``, ``:ref:`` → ``:doc:``,
+see role_change), a link whose URI changed or that is no longer a link (a URL
+glued to Chinese text, a link without its trailing ``_`` or the space before
+``<``, a link name read as a URI), a changed named link, footnote or citation
+reference, a substitution the English does not use. Warnings: an added
+cross-reference, a role that finds only part of what the English's finds or
+shows it otherwise, a link to the site's page in the reader's language or
+replaced by a cross-reference to the same page, a substitution left out.
 """
 
 import re
 from collections import Counter
-from urllib.parse import urlsplit
 
-from .common import error, warning
+from .common import error, split_url, warning
 from .markup import pairs, squeeze
-from .parsing import EXPLICIT_TITLE, is_xref, parse, written
+from .parsing import EXPLICIT_TITLE, is_xref, lookup, parse, written
 
 # A language in a URL: zh.wikipedia.org, /zh-cn/, _ZH-CN.pdf.
 _LANGUAGE = re.compile(
-    r"[-_./]?(?<![a-z])(?:en|en[-_]us|zh|zh[-_](?:cn|tw|hans|hant)|cn|tw)(?![a-z])"
+    r"[-_./]?(?<![a-z])(?:en|en[-_]us|zh|zh[-_](?:cn|tw|hans|hant)|cn|tw)(?![a-z])",
+    re.IGNORECASE,
 )
+_CHINESE = re.compile(r"(?<![a-z])zh(?:[-_](?:cn|tw|hk|hans|hant))?(?![a-z])", re.IGNORECASE)
 _NO_SPACE = re.compile(r"[^\s`]<[^>]*>`")  # `text<URI>`_
 INCONSISTENT = 'Sphinx warns "inconsistent references" (fails -W)'
 
@@ -46,13 +51,54 @@ def raw_target(role):
     return match[2] if match else role.text
 
 
+def role_change(old, new, target):
+    """Return a Finding if Sphinx resolves ``:new:`target``` otherwise than ``:old:`target```.
+
+    Sphinx's domains (sphinx/domains/python) look a role's target up among the
+    object types of ``objtypes_for_role``: through intersphinx and in a ``.name``
+    search only those, and nowhere ``:const:``, which names none. Within the
+    project an exact name is found whatever the role, but only the translation's
+    own role is used, and Sphinx copies the English's module and class context
+    only to a reference with the same role and target (sphinx/transforms/i18n.py).
+    So a role that finds all the English's object types, shown alike (the "()"
+    of ``:func:``), resolves the same: ``:exc:`` → ``:class:``. One that finds
+    some of them, or shows them otherwise, is a warning; one that finds none of
+    them, or looks in another domain (``:ref:`` → ``:doc:``), is an error.
+    """
+    before, after = lookup(old), lookup(new)
+    if before is None or after is None or before == after:
+        return None  # an unknown role is markup's; :py:func: is :func:
+    change = f"changes :{old}:`{target}` to :{new}:`{target}`"
+    if before[0] != after[0] or not before[1] or not after[1] or not before[1] & after[1]:
+        def kinds(found):
+            return ", ".join(sorted(found)) if found else "no object type (exact names only)"
+
+        return error(f"{change}: Sphinx looks :{new}: up among {kinds(after[1])} in the "
+                     f"{after[0]} domain, :{old}: among {kinds(before[1])} in the {before[0]} "
+                     f"domain, so the link breaks or leads elsewhere; keep :{old}:",
+                     at=f":{new}:")  # fmt: skip
+    if before[1] <= after[1] and before[2] == after[2]:
+        return None
+    what = (f"finds only some of what :{old}: finds" if not before[1] <= after[1] else
+            f"shows it {'with' if after[2] else 'without'} ()")  # fmt: skip
+    return warning(f"{change}: :{new}: {what}; keep :{old}: unless that is meant", at=f":{new}:")
+
+
 def xrefs(message, english, translated):
-    """Yield cross-references whose targets differ from the English's."""
+    """Yield cross-references whose targets or roles differ from the English's."""
     old = [r for r in english.roles if is_xref(r.name)]
     new = [r for r in translated.roles if is_xref(r.name) and "`" not in r.text]  # else markup's
     lost = list((Counter(r.target for r in old) - Counter(r.target for r in new)).elements())
     added = list((Counter(r.target for r in new) - Counter(r.target for r in old)).elements())
     lost_roles = [next(r for r in old if r.target == target) for target in lost]
+    for target in sorted({r.target for r in old} & {r.target for r in new}):
+        names = Counter(r.name for r in old if r.target == target)
+        other = Counter(r.name for r in new if r.target == target)
+        for before, after in zip(sorted((names - other).elements()),
+                                 sorted((other - names).elements())):  # fmt: skip
+            finding = role_change(before, after, target)
+            if finding:
+                yield finding
     for target in added:
         role = next(r for r in new if r.target == target)
         shown = role_text(role, message.syntax)
@@ -67,22 +113,52 @@ def xrefs(message, english, translated):
         else:
             yield warning(f"adds {shown}: {INCONSISTENT}", at=role.text)
     for role in lost_roles:
-        if role.text not in translated.prose:  # else shown raw: markup says so
+        marker = (rf"[:：]{re.escape(role.name)}[:：]" if message.syntax == "rst"
+                  else rf"\{{{re.escape(role.name)}\}}")  # fmt: skip
+        if role.text not in translated.prose:
             yield error(f"drops {role_text(role, message.syntax)}: {INCONSISTENT}")
+        elif not re.search(marker + r"[`'‘“]" + re.escape(role.text), message.msgstr):
+            # (else the role is written out but shown raw: markup says why)
+            spaced = re.search(marker + r"\s+`" + re.escape(role.text), message.msgstr)
+            why = (f"the space after :{role.name}: makes it text" if spaced else
+                   "its words are plain text or italics here, no link")  # fmt: skip
+            yield error(f"drops {role_text(role, message.syntax)} ({why}): {INCONSISTENT}",
+                        at=spaced[0][:12] if spaced else role.text)  # fmt: skip
 
 
 def localized(old, new):
-    """Whether URL *new* is *old*'s page in another language (zh.wikipedia, /zh-cn/)."""
-    old_host, new_host = urlsplit(old).hostname or "", urlsplit(new).hostname or ""
+    """Say how URL *new* is *old*'s site in another language, or return None.
+
+    The same page with only its language part changed (zh.wikipedia, /zh-cn/);
+    or the same site's page in the reader's language where the English's has an
+    English one or none (/en-us/windows/… → /zh-tw/microsoft-365/…: a page that
+    moved). Both are usually the translator's choice: warnings.
+    """
+    old_host, new_host = split_url(old).hostname or "", split_url(new).hostname or ""
     if old_host != new_host:
-        return old_host.split(".")[-2:] == new_host.split(".")[-2:] and bool(
-            _LANGUAGE.fullmatch(new_host.split(".")[0]))
-    return _LANGUAGE.sub("", old.lower()) == _LANGUAGE.sub("", new.lower())
+        same = old_host.split(".")[-2:] == new_host.split(".")[-2:] and bool(
+            _LANGUAGE.fullmatch(new_host.split(".")[0].lower()))
+        return "a localized page?" if same else None
+    if _LANGUAGE.sub("", old) == _LANGUAGE.sub("", new):  # a #fragment keeps its case
+        return "a localized page?"
+    if old_host and _CHINESE.search(split_url(new).path) and not _CHINESE.search(old):
+        return "the site's page in the reader's language? check that it is the same page"
+    return None
+
+
+def same_page(uri, roles):
+    """Return the role of *roles* whose target names the page or section *uri*: speed_python."""
+    parts = set(re.split(r"[/#.?=&]+", uri.lower().replace("_", "-")))
+    for role in roles:
+        name = re.split(r"[.:/#]", role.target.lower().replace("_", "-"))[-1]
+        if name and name in parts:
+            return role
+    return None
 
 
 def read_as_uri(uri):
     """Whether link *uri* is a name that docutils took for a URI: <Code of Conduct>."""
-    return not urlsplit(uri).scheme and not any(c in uri for c in "/.#")
+    return not split_url(uri).scheme and not any(c in uri for c in "/.#")
 
 
 def links(message, english, translated):
@@ -94,19 +170,25 @@ def links(message, english, translated):
         yield error(f"link name read as a URI: <{name}> (a link to a named target has _ inside "
                     "the brackets: <Name_>)", at=name[:8])  # fmt: skip
     plain = squeeze(translated.prose + " ".join(r.text for r in translated.roles))
+    targets = {r.target for r in english.roles}
+    new_refs = [r for r in translated.roles if is_xref(r.name) and r.target not in targets]
     for uri, new in pairs(lost, added):
         address = uri.removeprefix("mailto:")
-        if new is None and urlsplit(uri).scheme not in ("http", "https", "mailto", ""):
+        if new is None and split_url(uri).scheme not in ("http", "https", "mailto", ""):
             continue  # docutils links any "scheme:" text; a literal is as good
         if new is None and any(uri in name for name in translated.refnames):
             continue  # `text<URI>`_: names() says so
         if new is None and address in plain:
             yield error(f"{address} is no longer a link: a URL glued to text, or a link "
                         "without its trailing _ or the space before <", at=address)  # fmt: skip
+        elif new is None and same_page(uri, new_refs):
+            role = same_page(uri, new_refs)
+            yield warning(f"replaces the link to {uri} by {role_text(role, message.syntax)}: the "
+                          "same page in this site's language?", at=role.text)  # fmt: skip
         elif new is None:
             yield error(f"drops the link to {uri}")
         elif localized(uri, new):
-            yield warning(f"links to {new} instead of {uri}: a localized page?", at=new)
+            yield warning(f"links to {new} instead of {uri}: {localized(uri, new)}", at=new)
         elif new.split(":", 1)[-1] in uri:
             yield error(f"only part of {address} is a link: it is glued to the text before or "
                         "after it", at=new.split(":", 1)[-1])  # fmt: skip
@@ -137,6 +219,14 @@ def names(english, translated):
                 yield error(f"{name} is shown as text, not as a {what}: it is glued to the text "
                             "around it (put a space or \"\\ \" there), or has a space inside",
                             at=name.strip("`_[]"))
+        if attribute == "substitutions":
+            # Another name is undefined unless the English uses it; one left out only takes
+            # its text or image off the page, often said in words (|reg|, |deg| → 摄氏度).
+            added = [n for n in added if n.strip("|") not in old]
+            if lost and not added:
+                yield warning(f"leaves out {', '.join(lost)}: its text or image is not on the "
+                              "page; fine if the translation says it in words")  # fmt: skip
+                continue
         if not lost and not added:
             continue
         text = f"{what} {', '.join(lost) or '(none)'} becomes {', '.join(added) or '(none)'}"

@@ -4,8 +4,12 @@ Links come from the parse (reST, MyST) or, in plain text, from URLs, which
 are ASCII: a URL ends at the first space, Chinese character or full-width
 punctuation. Each is judged by translation/links.py, the rule the build
 applies too: another host or scheme is an error (another page of a host the
-English links is the references check's warning). In MyST and plain text HTML is markup (an error); in reST it is shown as
-text (a warning).
+English links is the references check's warning). In MyST and plain text HTML
+is markup (an error); in reST it is shown as text (a warning). A MyST
+``[name]`` in the English links through a definition elsewhere on the page, so
+a translation writing that link inline (``[名称](https://…)``) is a warning:
+the English's site is not in the message (the build, which sees the page,
+judges it by the definition's URL).
 """
 
 import re
@@ -16,6 +20,7 @@ from .common import error, warning
 from .parsing import parse
 
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[!-~]+")
+_SHORTCUT = re.compile(r"(?<![\]!\\])\[([^\[\]]+)\](?![(\[:])")  # [name], a reference link
 _BAD_SCHEME = re.compile(r"(?<![\w.+-])(?:javascript|vbscript|data|file):", re.IGNORECASE)
 _DIRECTIVE = re.compile(
     r"^\s*\.\.\s+[\w:.-]+::|^\s*(?:`{3,}|:{3,})\s*\{[\w:.-]+\}|:raw(?:-\w+)?:`|\{raw(?:-\w+)?\}",
@@ -38,9 +43,17 @@ def check(message):
     english = parse(msgid, syntax, message.project.roles)
     translated = parse(msgstr, syntax, message.project.roles)
     old, new = urls(msgid, english, syntax), urls(msgstr, translated, syntax)
+    # MyST's [name] links through a definition elsewhere on the page, which no message holds.
+    shortcuts = _SHORTCUT.findall(msgid) if syntax == "myst" else []
     for url in sorted(set(new) - set(old)):
         verdict = judge(url, old)
-        if verdict and verdict[0] == ERROR:  # another page of a linked host: references warns
+        if not verdict or verdict[0] != ERROR:  # another page of a linked host: references warns
+            continue
+        if shortcuts and "host" in verdict[1]:
+            yield warning(f"links to {url}: the English's [{shortcuts.pop(0)}] links through a "
+                          "definition elsewhere on the page; check that it is the same site",
+                          at=url)  # fmt: skip
+        else:
             yield error(f"adds {verdict[1]}", at=url)
     schemes = set(map(str.lower, _BAD_SCHEME.findall(msgstr)))
     schemes -= set(map(str.lower, _BAD_SCHEME.findall(msgid)))

@@ -5,8 +5,12 @@ it replaces: a paragraph (or a title, for a section title). A translation
 that parses as a list, a block quote, a heading or a table is dropped
 without a warning; one that parses as a paragraph followed by more blocks
 loses those blocks. The English tells which node a message comes from: it
-parses as one (or both) of those itself.
+parses as one (or both) of those itself. One that could be a title is judged
+as a paragraph when it ends a sentence ("."), as titles do not: "1. 打开文件。"
+for "Open the file." is a numbered list, and Sphinx shows the English.
 """
+
+import re
 
 from .common import error, warning
 from .parsing import sphinx_node
@@ -29,6 +33,15 @@ WHY = {
     "section": ('it starts with "#" (a heading)', 'escape it: "\\#"'),
     "raw": ("it is a directive", "write a paragraph"),
 }
+
+
+# A paragraph ends a sentence; a title does not ("Open the file." / "Opening files").
+_SENTENCE_END = re.compile(r"[.!;:。！；：]['\"’”」』)）*`_]*$")
+
+
+def sentence(text):
+    """Whether English *text* ends like a sentence, so that it is a paragraph, not a title."""
+    return bool(_SENTENCE_END.search(text.rstrip())) and not text.rstrip().endswith("...")
 
 
 def reason(node):
@@ -61,7 +74,7 @@ def check(message):
     title = usable(sphinx_node(msgid, syntax, True, known))
     as_title = sphinx_node(msgstr, syntax, True, known)
     indented = msgstr[:1].isspace() and not msgid[:1].isspace()
-    if usable(english) and (indented or not title or not usable(as_title)):
+    if usable(english) and (indented or not title or not usable(as_title) or sentence(msgid)):
         yield error(f"{UNUSED}: {reason(translated[0])}")
     elif usable(english):
         yield warning(f"Sphinx uses this translation only if it is a title; for a paragraph "
