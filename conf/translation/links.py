@@ -13,8 +13,9 @@ the same sites; it may not lead anywhere else. The build
   percent-encoding, tabs and line breaks inside (browsers drop them);
 * the same host with another path (a localised page of the same site) is
   allowed, and ``make check`` reports it as a warning; so is a host that
-  differs from the English's only in a leading language label
-  (``en.wikipedia.org`` -> ``zh.wikipedia.org``), when the English's host has one;
+  replaces the English host's leading language label or ``www.`` by another
+  language tag (``en.wikipedia.org`` -> ``zh.wikipedia.org``); ``www.`` is no
+  part of a host (see :func:`_same_site`);
 * a relative link stays on this site and is allowed.
 
 Parsed links arrive with their entities already decoded by the parser
@@ -68,16 +69,43 @@ def judge(url, english_urls):
         return ERROR, f"a link that is not http(s): {scheme}:"
     if not host:
         return None
-    hosts = {target(known)[1] for known in english_urls}
-    if host not in hosts and _localised(host) not in {_localised(h) for h in hosts if h} - {None}:
+    hosts = {target(known)[1] for known in english_urls} - {None, ""}
+    if not any(_same_site(host, known) for known in hosts):
         return ERROR, f"a link to a host the English does not link: {host}"
     return WARNING, f"a link to another page of {host} than the English's"
 
 
-_LANGUAGE_LABEL = re.compile(r"[a-z]{2,3}(?:-[a-z]{2,4})?")
+# ISO 639-1 codes, and the Chinese labels sites use (cn., hk., zh-cn., zh-hans.).
+_LANGUAGES = set("""
+aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy
+da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu
+hy hz ia id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb
+lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om
+or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn so sq sr ss st su sv sw
+ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu cn hk
+""".split())
+_LANGUAGE_LABEL = re.compile(r"([a-z]{2})(?:-(?:[a-z]{2}|hans|hant|latn|cyrl))?")
 
 
-def _localised(host):
-    """The rest of *host* after a leading language label (``en.`` in en.wikipedia.org), or None."""
-    label, _, rest = host.partition(".")
-    return rest if rest.count(".") and _LANGUAGE_LABEL.fullmatch(label) else None
+def _is_language(label):
+    match = _LANGUAGE_LABEL.fullmatch(label)
+    return bool(match) and match[1] in _LANGUAGES
+
+
+def _same_site(host, english):
+    """True if *host* is the English's *english* host, or its page in another language.
+
+    ``www.`` is no part of a host here (``python.org`` is ``www.python.org``). A
+    language variant replaces the English host's leading language label, or
+    its ``www.``, by another language tag (en.wikipedia.org -> zh.wikipedia.org,
+    www.example.org -> zh-cn.example.org); a bare host gains none, since
+    zh.medium.com is somebody's site, not medium.com's Chinese page. Any other
+    label is a site of its own: pwn.readthedocs.io is not tox.readthedocs.io.
+    """
+    bare, english_bare = host.removeprefix("www."), english.removeprefix("www.")
+    if bare == english_bare:
+        return True
+    label, _, rest = bare.partition(".")
+    english_label, _, english_rest = english.partition(".")
+    return (_is_language(label) and rest == english_rest and "." in rest
+            and (english_label == "www" or _is_language(english_label)))  # fmt: skip

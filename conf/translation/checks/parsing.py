@@ -47,6 +47,7 @@ class Markup:
     literals: Counter = field(default_factory=Counter)  # ``inline literals``
     roles: list = field(default_factory=list)  # Role, in order
     links: list = field(default_factory=list)  # link URIs
+    images: list = field(default_factory=list)  # image URIs
     refnames: Counter = field(default_factory=Counter)  # `named links`_, as written
     anonymous: int = 0  # `anonymous references`__ without a URI
     substitutions: Counter = field(default_factory=Counter)  # |substitutions|
@@ -259,6 +260,8 @@ def parse_rst(text, known_roles):
             return
         if isinstance(node, (nodes.FixedTextElement, nodes.target)):
             return  # literal blocks are code; embedded targets repeat their reference
+        if isinstance(node, nodes.image):
+            found.images.append(node["uri"])
         if isinstance(node, nodes.inline) and "role" in node:
             found.roles.append(make_role(node["role"], node.astext()))
             return
@@ -323,6 +326,8 @@ def parse_myst(text, known_roles):
                     found.messages.append(f'Unknown interpreted text role "{name}".')
             elif child.type == "link_open":
                 found.links.append(child.attrs["href"])
+            elif child.type == "image":
+                found.images.append(child.attrs["src"])
             elif child.type == "html_inline":
                 found.html += _HTML_TAG.findall(child.content)
             elif child.type == "text":

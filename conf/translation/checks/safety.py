@@ -46,7 +46,7 @@ def check(message):
     # MyST's [name] links through a definition elsewhere on the page, which no message holds.
     shortcuts = _SHORTCUT.findall(msgid) if syntax == "myst" else []
     for url in sorted(set(new) - set(old)):
-        verdict = judge(url, old)
+        verdict = judge(url, old + english.images)  # as the build: links and images
         if not verdict or verdict[0] != ERROR:  # another page of a linked host: references warns
             continue
         if shortcuts and "host" in verdict[1]:
