@@ -49,7 +49,7 @@ extensions = [
     "sphinxext.translation_status",
     "sphinxext.navigation_refresh",
     "sphinxext.theme_strings",
-    "sphinxext.caption_levels",
+    "sphinxext.markup_fixes",
     "sphinxext.offline_copies",
 ]
 
@@ -118,7 +118,13 @@ latex_elements = {
     "sphinxsetup": "verbatimforcewraps=true, verbatimmaxunderfull=0",
     # A glyph missing from every font is an error (with its line), not a
     # log line nobody reads: build_offline.py reports it with its page.
-    "preamble": "\\tracinglostchars=3\n",
+    # Lines end ragged rather than justified: a justified line before a long
+    # code word spread its Chinese characters apart, and pdftotext, search
+    # and copy then read a space between every character (the right margin's
+    # glue is infinite, so no other glue of a line stretches).
+    "preamble": "\\tracinglostchars=3\n"
+    "\\usepackage{ragged2e}\\setlength{\\RaggedRightRightskip}{0pt plus 1fil}\n"
+    "\\AtBeginDocument{\\RaggedRight}\n",
 }
 epub_show_urls = "no"
 epub_use_index = False

@@ -7,6 +7,7 @@ the session says so at its start, with how to install it.
 """
 
 import functools
+import hashlib
 import http.server
 import os
 import shutil
@@ -31,10 +32,20 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run",
                  "--disable-sync"]  # fmt: skip
 DESKTOP = {"width": 1280, "height": 900}
 SHOTS = ROOT / "_build" / "screenshots"
+# The Nu Html Checker, from npm (vnu-jar): .ci/run installs it here.
+VNU_JAR = Path(os.environ.get("VNU_JAR") or Path.home() / ".cache" / "dp-tools" / "node_modules"
+               / "vnu-jar" / "build" / "dist" / "vnu.jar")  # fmt: skip
+VNU_INSTALL = "npm install --prefix ~/.cache/dp-tools vnu-jar@26.9.27 (or set VNU_JAR=path)"
 OPTIONAL_TOOLS = {
     # marker: (what, installed?, how to install it)
     "browser": (f"Chromium ({CHROMIUM})", lambda: Path(CHROMIUM).exists(),
                 "apt-get install chromium fonts-noto-cjk, or set CHROMIUM=path"),
+    "java": ("a Java runtime (EPUBCheck)", lambda: shutil.which("java") is not None,
+             "apt-get install default-jre-headless"),
+    "vnu": (f"the Nu Html Checker ({VNU_JAR}) and Java",
+            lambda: VNU_JAR.is_file() and shutil.which("java") is not None, VNU_INSTALL),
+    "shellcheck": ("shellcheck (for actionlint)", lambda: shutil.which("shellcheck") is not None,
+                   "apt-get install shellcheck"),
     "gettext": ("GNU gettext (msgmerge, msgcat, msgattrib)",
                 lambda: all(shutil.which(t) for t in ("msgmerge", "msgcat", "msgattrib")),
                 "apt-get install gettext (Debian, Ubuntu) or brew install gettext (macOS)"),
@@ -251,3 +262,59 @@ def visit(browser):
     yield visit
     for context in contexts:
         context.close()
+
+
+def readthedocs_commands(pull_request=False):
+    """The build jobs of .readthedocs.yaml, in the order Read the Docs runs them, without
+    the installs (the tests' environment has the packages).
+
+    For a pull request Read the Docs builds the HTML only: it skips the pdf and
+    epub jobs of a version of type "external".
+    """
+    import yaml
+
+    config = yaml.safe_load((ROOT / ".readthedocs.yaml").read_text("utf-8"))
+    assert config["version"] == 2
+    jobs = config["build"]["jobs"]["build"]
+    formats = ["html"] + ([] if pull_request else config.get("formats", []))
+    return [command for fmt in formats for command in jobs[fmt]]
+
+
+def build_offline(*args, cwd=ROOT):
+    """Run build_offline.py; return the completed process."""
+    return subprocess.run(
+        [sys.executable, "conf/build/build_offline.py", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+
+
+def gallery_digest():
+    """Hash the executed gallery, to show that the offline builds leave it alone."""
+    gallery = ROOT / "docs" / "auto_examples"
+    digest = hashlib.sha256()
+    for path in sorted(gallery.rglob("*")):
+        if path.is_file():
+            digest.update(str(path.relative_to(gallery)).encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+OFFLINE_TOOLS = ("xelatex", "latexmk", "pdftotext", "pdffonts")
+
+
+@pytest.fixture(scope="session")
+def offline(site):
+    """Build every language's PDF and EPUB (after the site); return {(fmt, lang): path}."""
+    if not all(shutil.which(tool) for tool in OFFLINE_TOOLS):
+        pytest.skip("needs TeX Live (xelatex, latexmk) and poppler-utils; see the README")
+    before = gallery_digest()
+    for fmt in ("pdf", "epub"):
+        result = build_offline(fmt)
+        assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    assert gallery_digest() == before, "an offline build changed the executed gallery"
+    files = {}
+    for fmt in ("pdf", "epub"):
+        for lang in LANGUAGES:
+            found = list((ROOT / "_build" / fmt / lang.sphinx).iterdir())
+            assert len(found) == 1, found  # one file per language
+            files[fmt, lang.sphinx] = found[0]
+    return files

@@ -1,5 +1,7 @@
-"""`make gettext` is deterministic and `make update-po` idempotent (on a copy)."""
+"""`make gettext` is deterministic, `make update-po` idempotent, and sphinx-intl's
+commands work beside them (on copies)."""
 
+import os
 import re
 import shutil
 import subprocess
@@ -84,3 +86,57 @@ def test_new_catalog_header_is_not_fuzzy(project_copy):
     assert merge(pot, po, "zh_CN") == "created"
     header = po.read_text("utf-8").split('msgid ""')[0]
     assert "#, fuzzy" not in header and "#, fuzzy" in pot.read_text("utf-8")
+
+
+SPHINX_INTL = ["sphinx-intl", "-c", "conf/conf.py"]  # as README and the guide show it
+
+
+def run(project, *args):
+    """Run a command in *project* as a translator would; fail the test on error."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
+    env["PATH"] = f"{ROOT / '.venv' / 'bin'}{os.pathsep}{env['PATH']}"
+    result = subprocess.run(list(args), cwd=project, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result.stdout + result.stderr
+
+
+@pytest.mark.gettext
+def test_sphinx_intl_works_and_make_update_po_undoes_its_rewrite(site, tmp_path):
+    """sphinx-intl update drops every #| line; make check says so, make update-po restores them."""
+    project = copy_project(tmp_path / "project")
+    for command in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t",
+                                                    "commit", "-qm", "base"]):  # fmt: skip
+        run(project, "git", *command)
+    index = project / "docs" / "index.md"
+    # Two English edits, committed one after the other: the first leaves a
+    # fuzzy entry with its old English (#|), the second changes it again.
+    for old, new in (("This site teaches", "This site explains"), ("It starts with", "It opens with")):
+        index.write_text(index.read_text("utf-8").replace(old, new, 1), "utf-8")
+        make(project, "update-po")
+        run(project, "git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", new)
+    index.write_text(index.read_text("utf-8").replace("shows exactly", "shows precisely", 1))
+    make(project, "gettext")
+    catalogs = project / "locale"
+    pristine = tmp_path / "pristine"
+    shutil.copytree(catalogs, pristine)
+    make(project, "update-po")  # what the Makefile alone writes
+    expected = snapshot(catalogs, "*.po")
+    assert any("#| msgid" in text for text in expected.values())
+    shutil.rmtree(catalogs)
+    shutil.copytree(pristine, catalogs)
+
+    stat = subprocess.run([ROOT / ".venv" / "bin" / "sphinx-intl", "-c", "conf/conf.py", "stat"],
+                          cwd=project, capture_output=True, text=True)  # fmt: skip
+    assert stat.returncode == 1  # sphinx-intl's way to say that some entries need work
+    assert re.search(r"zh_TW/LC_MESSAGES/index\.po: \d+ translated, 1 fuzzy", stat.stdout)
+    said = run(project, *SPHINX_INTL, "update", "-p", "_build/gettext", "-l", "zh_TW", "-l", "zh_CN")
+    assert "Update:" in said
+    rewritten = (catalogs / "zh_TW" / "LC_MESSAGES" / "index.po").read_text("utf-8")
+    assert "#| msgid" not in rewritten  # what sphinx-intl loses
+    check = subprocess.run(["make", "--no-print-directory", "check", "STRICT=0"], cwd=project,
+                           capture_output=True, text=True)  # fmt: skip
+    assert check.returncode != 0
+    assert re.search(r"locale/zh_TW/LC_MESSAGES/index\.po:\d+: \[canonical\] rewritten by "
+                     r"sphinx-intl update .*run make update-po", check.stdout)  # fmt: skip
+    make(project, "update-po")
+    assert snapshot(catalogs, "*.po") == expected

@@ -6,11 +6,8 @@ shows, and the output lines the 8-GPU (8-process) runs printed.
 """
 
 import functools
-import hashlib
 import re
-import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
@@ -19,6 +16,7 @@ import polib
 import pytest
 from bs4 import BeautifulSoup
 from build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from conftest import build_offline
 from fontTools.ttLib import TTCollection
 from languages import LANGUAGES
 from pypdf import PdfReader
@@ -35,45 +33,6 @@ PAGES = [
 ]
 TABBED = ["plot_01_dataparallel", "plot_03_distributed_data_parallel"]
 CJK_REGION = {"zh_CN": "sc", "zh_TW": "tc"}
-pytestmark = pytest.mark.skipif(
-    not all(shutil.which(tool) for tool in ("xelatex", "latexmk", "pdftotext", "pdffonts")),
-    reason="needs TeX Live (xelatex, latexmk) and poppler-utils; see the README",
-)
-
-
-def build_offline(*args, cwd=ROOT):
-    """Run build_offline.py; return the completed process."""
-    return subprocess.run(
-        [sys.executable, "conf/build/build_offline.py", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
-
-
-def gallery_digest():
-    """Hash the executed gallery, to show that the offline builds leave it alone."""
-    gallery = ROOT / "docs" / "auto_examples"
-    digest = hashlib.sha256()
-    for path in sorted(gallery.rglob("*")):
-        if path.is_file():
-            digest.update(str(path.relative_to(gallery)).encode() + path.read_bytes())
-    return digest.hexdigest()
-
-
-@pytest.fixture(scope="session")
-def offline(site):
-    """Build every language's PDF and EPUB (after the site); return {(fmt, lang): path}."""
-    before = gallery_digest()
-    for fmt in ("pdf", "epub"):
-        result = build_offline(fmt)
-        assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    assert gallery_digest() == before, "an offline build changed the executed gallery"
-    files = {}
-    for fmt in ("pdf", "epub"):
-        for lang in LANGUAGES:
-            found = list((ROOT / "_build" / fmt / lang.sphinx).iterdir())
-            assert len(found) == 1, found  # one file per language
-            files[fmt, lang.sphinx] = found[0]
-    return files
 
 
 def squeeze(text):

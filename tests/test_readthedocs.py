@@ -1,4 +1,4 @@
-"""Run .readthedocs.yaml's build commands locally, as Read the Docs would."""
+"""Run .readthedocs.yaml's build jobs locally, as Read the Docs would; validate the file."""
 
 import os
 import subprocess
@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 from bs4 import BeautifulSoup
+from conftest import readthedocs_commands
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "conf"))
@@ -15,11 +16,16 @@ sys.path.insert(0, str(ROOT / "conf"))
 from languages import LANGUAGES, from_readthedocs  # noqa: E402
 
 
-def build_commands():
-    """The non-install commands of .readthedocs.yaml (the venv has the packages)."""
-    config = yaml.safe_load((ROOT / ".readthedocs.yaml").read_text("utf-8"))
-    assert config["version"] == 2
-    return [cmd for cmd in config["build"]["commands"] if "pip install" not in cmd]
+def test_the_configuration_is_valid_for_read_the_docs():
+    """Read the Docs' published v2 schema, and its rule that build.commands skips apt_packages."""
+    result = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.readthedocs",
+         str(ROOT / ".readthedocs.yaml")], capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    build = yaml.safe_load((ROOT / ".readthedocs.yaml").read_text("utf-8"))["build"]
+    assert "texlive-xetex" in build["apt_packages"] and "commands" not in build
+    assert set(build["jobs"]["build"]) == {"html", "pdf", "epub"}
 
 
 def test_language_codes_are_mapped():
@@ -40,7 +46,7 @@ def test_readthedocs_build(site, tmp_path, lang):
         "READTHEDOCS_OUTPUT": str(tmp_path / "out"),
         "PATH": f"{ROOT / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}",
     }
-    for command in build_commands():
+    for command in readthedocs_commands():
         result = subprocess.run(
             command, shell=True, cwd=ROOT, env=env, capture_output=True, text=True
         )

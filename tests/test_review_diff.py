@@ -20,6 +20,7 @@ import pytest
 import yaml
 from bs4 import BeautifulSoup
 from build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from conftest import readthedocs_commands
 from translation.canonical_po import read, render
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -262,12 +263,6 @@ def pull_request(site, tmp_path_factory):
     return repo
 
 
-def readthedocs_commands():
-    """The build commands of .readthedocs.yaml, without the installs."""
-    config = yaml.safe_load((ROOT / ".readthedocs.yaml").read_text("utf-8"))
-    return [cmd for cmd in config["build"]["commands"] if "pip install" not in cmd]
-
-
 @pytest.fixture(scope="module")
 def preview(pull_request, tmp_path_factory):
     """The pull request built as Read the Docs builds one: a shallow clone, all languages."""
@@ -285,7 +280,7 @@ def preview(pull_request, tmp_path_factory):
         "READTHEDOCS_OUTPUT": str(tmp / "out"),
         "PATH": f"{ROOT / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}",
     }  # fmt: skip
-    for command in readthedocs_commands():
+    for command in readthedocs_commands(pull_request=True):
         run(["sh", "-c", command], clone, env=env)
     return clone, tmp / "out" / "html"
 

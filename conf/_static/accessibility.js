@@ -36,7 +36,9 @@
       tab.setAttribute("aria-controls", panel.id);
       tab.append(...label.childNodes);
       label.append(tab);
-      label.removeAttribute("aria-controls");
+      // The label draws the focus ring (site.css), for keyboard focus only.
+      tab.addEventListener("focus", () => label.classList.toggle("focus-ring", tab.matches(":focus-visible")));
+      tab.addEventListener("blur", () => label.classList.remove("focus-ring"));
       panel.setAttribute("role", "tabpanel");
       panel.setAttribute("aria-labelledby", tab.id);
       panel.tabIndex = 0; // its text is reachable from the tab with one Tab

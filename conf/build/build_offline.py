@@ -3,8 +3,10 @@
 Usage:
     python conf/build/build_offline.py pdf [LANG ...]    into _build/pdf/<lang>/<name>-<lang>.pdf
     python conf/build/build_offline.py epub [LANG ...]   into _build/epub/<lang>/<name>-<lang>.epub
-    python conf/build/build_offline.py readthedocs       both, for READTHEDOCS_LANGUAGE, into
+    python conf/build/build_offline.py readthedocs [pdf|epub]   for READTHEDOCS_LANGUAGE, into
                                                          $READTHEDOCS_OUTPUT/pdf/ and epub/
+                                                         (default both; .readthedocs.yaml's
+                                                         build.jobs asks for one at a time)
 
 No example is executed: like the languages that follow the first one in
 ``build_site.py``, these builds read the gallery that the HTML build executed
@@ -184,8 +186,8 @@ def build_local(fmt, langs, outputs=()):
     return 1 if failed else 0
 
 
-def build_readthedocs():
-    """Build this Read the Docs project's PDF and EPUB into $READTHEDOCS_OUTPUT/pdf and epub."""
+def build_readthedocs(formats=tuple(BUILDERS)):
+    """Build this Read the Docs project's *formats* into $READTHEDOCS_OUTPUT/pdf and epub."""
     if os.environ.get("READTHEDOCS_VERSION_TYPE") == "external":
         # A pull-request preview: Read the Docs offers no downloads there either.
         print("--- a pull-request preview: no PDF or EPUB ---")
@@ -195,7 +197,7 @@ def build_readthedocs():
         return 1
     check_gallery()
     readthedocs_recordings()  # the same output as the HTML build shows
-    for fmt in BUILDERS:
+    for fmt in formats:
         started = time.monotonic()
         report(build_one(fmt, lang, output / fmt, ROOT / "_build" / "offline" / "rtd"), started)
     return 0
@@ -205,7 +207,8 @@ def main(argv=None):
     """Parse the command line and build."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=[*BUILDERS, "readthedocs"])
-    parser.add_argument("languages", nargs="*", help="default: every language of the table")
+    parser.add_argument("languages", nargs="*",
+                        help="default: every language of the table (readthedocs: the formats)")
     parser.add_argument("--outputs", nargs="+", default=[], metavar="FILE_OR_URL",
                         help="recorded example output to use (make outputs)")
     args = parser.parse_args(argv)
@@ -213,7 +216,10 @@ def main(argv=None):
     try:
         with held(ROOT, what):  # one build at a time in this checkout
             if args.mode == "readthedocs":
-                return build_readthedocs()
+                unknown = set(args.languages) - set(BUILDERS)
+                if unknown:
+                    parser.error(f"readthedocs builds pdf or epub, not {', '.join(sorted(unknown))}")
+                return build_readthedocs(args.languages or tuple(BUILDERS))
             return build_local(args.mode, args.languages, args.outputs)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -31,7 +31,7 @@ from sphinx_gallery.directives import depart_imgsg_html, imgsgnode, visit_imgsg_
 from sphinx_gallery.py_source_parser import extract_file_config
 
 CARD = 'class="sphx-glr-thumbcontainer"'
-TOOLTIP = re.compile(r'tooltip="[^"]*"')
+TOOLTIP = re.compile(r' tooltip="[^"]*"')
 TITLE = re.compile(r'(<div class="sphx-glr-thumbnail-title">).*?(</div>)', re.S)
 COPY = "bilingual-en"  # bilingual.py's hidden English copies
 
@@ -92,7 +92,7 @@ class TranslateCards(SphinxPostTransform):
     """Fill each gallery card from the translated page it links to."""
 
     default_priority = 5  # before ReferencesResolver (10) and OnlyNodeTransform (50)
-    builders = ("html", "dirhtml", "singlehtml")
+    builders = ("html", "dirhtml", "singlehtml", "epub")
 
     def run(self, **kwargs):
         examples = Path(self.env.srcdir, self.config.sphinx_gallery_conf["examples_dirs"])
@@ -111,9 +111,9 @@ class TranslateCards(SphinxPostTransform):
             section = page.next_node(nodes.section)
             intro = next((p for p in section.children if _is_prose(p)), None) if section else None
             title = _text(self.env.titles[docname])
-            if intro is not None:
-                tooltip = f'tooltip="{html.escape(_text(intro))}"'
-                _replace(card, TOOLTIP, lambda m: tooltip)
+            # HTML has no tooltip attribute (Nu checker, EPUBCheck): data-tooltip, shown by site.css.
+            tooltip = f' data-tooltip="{html.escape(_text(intro))}"' if intro is not None else ""
+            _replace(card, TOOLTIP, lambda m: tooltip)
             _replace(title_div, TITLE, lambda m: m[1] + html.escape(title) + m[2])
             source = examples / (Path(docname).name + ".py")
             for image in card.next_node(addnodes.only, siblings=True).findall(nodes.image):

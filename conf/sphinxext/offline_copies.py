@@ -27,6 +27,7 @@ CJK_FONTS = r"""
 \setCJKsansfont{Noto Sans CJK %(region)s}
 \setCJKmonofont{Noto Sans Mono CJK %(region)s}
 """
+GALLERY_BADGES = ("_static/binder_badge_logo.svg", "_static/jupyterlite_badge_logo.svg")
 # Sphinx-Gallery's download buttons, and its note "Go to the end to download ...".
 WEB_ONLY = ("sphx-glr-footer", "sphx-glr-download-link-note")
 
@@ -81,8 +82,12 @@ def configure(app, config):
     }
     config.epub_basename = stem
     config.epub_language = lang.html  # a BCP 47 tag (zh-CN), not Sphinx's zh_CN
-    # E-readers tell books apart by this: the three languages must differ.
-    config.epub_identifier = stem
+    # E-readers tell books apart by this: the three languages must differ. The
+    # NCX (epub_uid) must name the book as the OPF does (EPUBCheck NCX-001).
+    config.epub_identifier = config.epub_uid = stem
+    # Sphinx-Gallery's Binder and JupyterLite badges, which the book never
+    # shows: their SVG declares external DTD entities, which EPUB 3 forbids.
+    config.epub_exclude_files = [*config.epub_exclude_files, *GALLERY_BADGES]
 
 
 def translated_title(app, env):

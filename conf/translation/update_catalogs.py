@@ -10,7 +10,9 @@ LANG defaults to every translation in conf/languages.py.
 ``update`` creates a catalog for each new page and merges every other one with
 GNU ``msgmerge --previous``: a changed English sentence turns its entry fuzzy,
 keeps the old translation and records the old English as ``#| msgid``
-(sphinx-intl merges with Babel, which does not write ``#|``). Entries whose
+(sphinx-intl merges with Babel, which does not write ``#|``; a catalog
+``sphinx-intl update`` rewrote gets them back from git, see
+:func:`restore_previous`). Entries whose
 English disappeared stay as obsolete ``#~`` entries, and catalogs of removed
 pages stay, until ``prune``. It is idempotent: a catalog is rewritten only when
 something besides the POT-Creation-Date header changed.
@@ -103,13 +105,66 @@ def save(catalog, po):
     subprocess.run(["msgcat", f"--width={WIDTH}", "-o", str(po), str(po)], check=True)
 
 
+def committed(po):
+    """The text of *po* at git's HEAD, or None (not in a repository, not committed)."""
+    try:
+        rel = po.resolve().relative_to(ROOT).as_posix()
+        return subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout  # fmt: skip
+    except (ValueError, OSError, subprocess.CalledProcessError):
+        return None
+
+
+# What Babel writes, through sphinx-intl update, and msgmerge never does.
+BABEL_FORM = re.compile(r'^"Generated-By: Babel|^#: \.\./\.\./', re.MULTILINE)
+# Babel reads the old English (#| lines) of fuzzy entries as comments, "# | msgid ...",
+# and wraps them, leaving lines of a lone quote.
+_PREVIOUS_AS_COMMENT = re.compile(r'^(?:\| (?:msgctxt |msgid |msgid_plural )?".*|")$')
+
+
+def restore_previous(text, before):
+    """Undo what ``sphinx-intl update`` did to the catalog *text*, from its committed *before*.
+
+    sphinx-intl rewrites a catalog with Babel: the old English (``#| msgid``)
+    of every fuzzy entry is dropped or turned into ``# |`` comments, both for
+    entries that were fuzzy before and for those it just made fuzzy, and the
+    header gains Babel's fields. A fuzzy entry without its old English gets
+    it back: the committed entry's, or else the English of the committed
+    entry it replaced (the one with the same translation whose English is no
+    longer in the catalog), or that entry's own old English if it was fuzzy
+    too, as msgmerge would keep it. A catalog not in Babel's form is returned
+    as it is.
+    """
+    if not BABEL_FORM.search(text):
+        return text
+    catalog, old = polib.pofile(text, wrapwidth=0), polib.pofile(before, wrapwidth=0)
+    catalog.header = old.header
+    catalog.metadata.pop("Generated-By", None)
+    current = {(e.msgctxt, e.msgid) for e in catalog}
+    for entry in catalog:
+        entry.tcomment = "\n".join(line for line in (entry.tcomment or "").splitlines()
+                                   if not _PREVIOUS_AS_COMMENT.match(line))  # fmt: skip
+        if entry.obsolete or "fuzzy" not in entry.flags or entry.previous_msgid:
+            continue
+        same = old.find(entry.msgid, msgctxt=entry.msgctxt)
+        replaced = [e for e in old if not e.obsolete and e.msgstr == entry.msgstr
+                    and (e.msgctxt, e.msgid) not in current]  # fmt: skip
+        if same is not None and same.previous_msgid:
+            entry.previous_msgid = same.previous_msgid
+        elif len(replaced) == 1:  # the English its translation was made for
+            entry.previous_msgid = replaced[0].previous_msgid or replaced[0].msgid
+    return str(catalog)
+
+
 def merge(pot, po, lang):
     """Merge *pot* into *po*; return "created", "updated" or "unchanged"."""
     old = po.read_text("utf-8") if po.exists() else None
+    before = committed(po) if old is not None else None
     with tempfile.TemporaryDirectory() as tmp:
         src, out, template = Path(tmp, "in.po"), Path(tmp, "out.po"), Path(tmp, "in.pot")
         located_by_file(pot, template)
-        src.write_text(old if old is not None else _new_catalog(template, lang), "utf-8")
+        source = old if old is not None else _new_catalog(template, lang)
+        src.write_text(restore_previous(source, before) if before else source, "utf-8")
         subprocess.run(
             ["msgmerge", "--quiet", "--previous", "--add-location=file", f"--width={WIDTH}",
              "-o", str(out), str(src), str(template)],

@@ -8,6 +8,7 @@ change of a pull request in noise. The canonical text is computed in Python
 """
 
 from translation.canonical_po import CatalogError, canonical_text, catalog_language, first_difference
+from translation.update_catalogs import BABEL_FORM
 
 from .common import Problem, shown
 
@@ -18,6 +19,13 @@ def check(po_path):
         text = open(po_path, encoding="utf-8", newline="").read()
         canonical = canonical_text(text, catalog_language(po_path))
     except (OSError, UnicodeDecodeError, CatalogError):
+        return
+    babel = BABEL_FORM.search(text)
+    if babel:
+        yield Problem(shown(po_path), text.count("\n", 0, babel.start()) + 1, "canonical",
+                      "rewritten by sphinx-intl update (Babel's form, without the old English "
+                      "of fuzzy entries, #|); run make update-po: it keeps every translation "
+                      "and takes the old English back from git")  # fmt: skip
         return
     difference = first_difference(text, canonical)
     if difference:

