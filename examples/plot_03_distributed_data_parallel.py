@@ -146,8 +146,8 @@ learning_rate = 0.1
 # the group and its ``gloo`` threads alive after ``destroy_process_group``,
 # and a thread still cleaning up after the last gradient averaging when Python
 # exits aborts the process with ``terminate called without an active
-# exception`` (about one ``torchrun`` job in ten in our runs, two jobs side by
-# side on 2 busy cores).
+# exception`` (in our runs, 10 of 100 ``torchrun`` jobs of 2 processes, run
+# two at a time on 2 CPU cores that three other processes kept busy).
 
 
 def run_rank(per_process_batch_size, use_gpu):
