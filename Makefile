@@ -42,16 +42,16 @@ $(VENV)/.installed: requirements.txt
 venv: $(VENV)/.installed ## Create .venv from requirements.txt (done by every target)
 
 html: $(VENV)/.installed ## Build LANGUAGES (default: all) into _build/html/<lang>/; OUTPUTS= recordings to use; VERBOSE=1 shows Sphinx's progress
-	$(PY) conf/build/build_site.py html $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
+	$(PY) conf/site_build/build_site.py html $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
 outputs: $(VENV)/.installed ## Execute the examples (SHARD=K/N for one shard) here; record their output into OUT, signed with KEY
-	$(PY) conf/build/outputs.py record --key "$(KEY)" --shard $(SHARD) --out $(OUT)
+	$(PY) conf/site_build/outputs.py record --key "$(KEY)" --shard $(SHARD) --out $(OUT)
 
 pdf: html ## Build LANGUAGES' PDF into _build/pdf/<lang>/ (after html; runs no example)
-	$(PY) conf/build/build_offline.py pdf $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
+	$(PY) conf/site_build/build_offline.py pdf $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
 epub: html ## Build LANGUAGES' EPUB into _build/epub/<lang>/ (after html; runs no example)
-	$(PY) conf/build/build_offline.py epub $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
+	$(PY) conf/site_build/build_offline.py epub $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
 gettext: $(VENV)/.installed ## Extract the English messages into _build/gettext/**.pot
 	$(PY) -m sphinx -b gettext -c conf $(SPHINXOPTS) -d _build/doctrees/gettext \
@@ -86,17 +86,17 @@ seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC
 	$(PY) conf/translation/seed_zh_tw.py
 
 livehtml: $(VENV)/.installed ## Live preview of one language (default zh_CN) at http://127.0.0.1:PORT (default 8000)
-	$(PY) conf/build/live_preview.py $(LANGUAGES) --port $(PORT)
+	$(PY) conf/site_build/live_preview.py $(LANGUAGES) --port $(PORT)
 
 test: $(VENV)/.installed ## Run the whole test suite (builds the site once)
 	$(PY) -m pytest -ra tests
 
 bench: $(VENV)/.installed ## Time fresh, partial and no-change builds and the live preview; print medians
-	$(PY) conf/build/bench.py
+	$(PY) conf/site_build/bench.py
 
 stress: $(VENV)/.installed ## RUNS fresh builds (default 20) under LOAD busy loops, SIDE_BY_SIDE at once; count failures
-	$(PY) conf/build/stress.py --runs $(RUNS) --load $(LOAD) --side-by-side $(SIDE_BY_SIDE)
+	$(PY) conf/site_build/stress.py --runs $(RUNS) --load $(LOAD) --side-by-side $(SIDE_BY_SIDE)
 
 clean: ## Remove every generated file (exactly the .gitignore'd outputs); waits for a running build
-	$(PYTHON) conf/build/checkout_lock.py "$(DP_COMMAND)" -- sh -c \
+	$(PYTHON) conf/site_build/checkout_lock.py "$(DP_COMMAND)" -- sh -c \
 	  "rm -rf _build docs/auto_examples docs/sg_execution_times.rst && find locale -name '*.mo' -delete"

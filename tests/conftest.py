@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "conf"))
 
-from build.checkout_lock import acquire  # noqa: E402
+from site_build.checkout_lock import acquire  # noqa: E402
 from languages import LANGUAGES  # noqa: E402
 
 
@@ -92,7 +92,7 @@ def pytest_report_collectionfinish(config, start_path, items):
 def site():
     """Build all three languages once (incrementally) and return _build/html."""
     result = subprocess.run(
-        [sys.executable, "conf/build/build_site.py", "html"],
+        [sys.executable, "conf/site_build/build_site.py", "html"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -283,7 +283,7 @@ def readthedocs_commands(pull_request=False):
 def build_offline(*args, cwd=ROOT):
     """Run build_offline.py; return the completed process."""
     return subprocess.run(
-        [sys.executable, "conf/build/build_offline.py", *args],
+        [sys.executable, "conf/site_build/build_offline.py", *args],
         cwd=cwd, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
 

@@ -1,4 +1,4 @@
-"""conf/sphinxext/bilingual.py on a one-page fixture project (tests/roots/bilingual)."""
+"""conf/site_extensions/bilingual.py on a one-page fixture project (tests/roots/bilingual)."""
 
 import os
 import shutil

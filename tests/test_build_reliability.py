@@ -12,7 +12,7 @@ import time
 import polib
 import pytest
 from bs4 import BeautifulSoup
-from build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from site_build.project_copy import copy_project  # conf/ is on sys.path (conftest)
 
 BROKEN = '"""\nBroken\n======\n"""\n\nraise RuntimeError("deliberately broken example")\n'
 HANGS = '"""\nHangs\n=====\n"""\n\nimport time\n\ntime.sleep(600)\n'
@@ -39,7 +39,7 @@ def digest(folder):
 def build(project, *langs, timeout=300, **env):
     """Run the site build in *project*; return the completed process."""
     return subprocess.run(
-        [sys.executable, "conf/build/build_site.py", "html", *langs], cwd=project,
+        [sys.executable, "conf/site_build/build_site.py", "html", *langs], cwd=project,
         capture_output=True, text=True, timeout=timeout, env={**os.environ, **env},
     )  # fmt: skip
 
@@ -123,7 +123,7 @@ def test_interrupted_build_keeps_the_site_and_recovers(project):
     marker = project / "mid-write"
 
     process = subprocess.Popen(
-        [sys.executable, "conf/build/build_site.py", "html", "en"], cwd=project,
+        [sys.executable, "conf/site_build/build_site.py", "html", "en"], cwd=project,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     try:
@@ -218,7 +218,7 @@ def test_incremental_build_renames_a_page_everywhere(site, tmp_path):
 
 def test_nothing_to_run_follows_sphinx_gallerys_checksums(site):
     """matplotlib is skipped only when Sphinx-Gallery would run no example."""
-    from sphinxext.gallery_reuse import nothing_to_run
+    from site_extensions.gallery_reuse import nothing_to_run
 
     root = site.parent.parent
     examples, gallery = root / "examples", root / "docs" / "auto_examples"
@@ -227,7 +227,7 @@ def test_nothing_to_run_follows_sphinx_gallerys_checksums(site):
 
 
 def test_changed_example_is_not_reused(tmp_path):
-    from sphinxext.gallery_reuse import nothing_to_run
+    from site_extensions.gallery_reuse import nothing_to_run
     from sphinx_gallery.utils import get_md5sum
 
     examples, gallery = tmp_path / "examples", tmp_path / "gallery"
@@ -340,7 +340,7 @@ def start_paused_build(project, *langs):
     conf.write_text(conf.read_text("utf-8") + '\nextensions.append("pause_until_resumed")\n')
     env = {**outside_env(), "DP_COMMAND": "the first build"}
     process = subprocess.Popen(
-        [sys.executable, "conf/build/build_site.py", "html", *langs], cwd=project, env=env,
+        [sys.executable, "conf/site_build/build_site.py", "html", *langs], cwd=project, env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     marker = project / "mid-write"
@@ -408,7 +408,7 @@ def test_the_lock_goes_with_a_killed_build(project):
 
 def test_the_test_session_holds_the_checkout_lock():
     """`make html` started while `make test` runs waits for it (see conftest.py)."""
-    from build.checkout_lock import ROOT, describe_holder
+    from site_build.checkout_lock import ROOT, describe_holder
 
     assert describe_holder(ROOT).startswith("`make test` (pid ")
     probe = "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)"

@@ -8,7 +8,7 @@ import sys
 import pytest
 from bs4 import BeautifulSoup
 
-from build.project_copy import copy_project
+from site_build.project_copy import copy_project
 from languages import LANGUAGES, browser_tags, select
 
 JAPANESE = '''    Language("ja", "ja", "ja", "日本語", "Jpan", "言語を選択"),\n'''
@@ -106,7 +106,7 @@ def test_stat_and_the_status_page_show_the_new_language(four_languages):
 def test_read_the_docs_builds_the_new_language(four_languages, tmp_path):
     env = outside_env(READTHEDOCS="True", READTHEDOCS_LANGUAGE="ja", READTHEDOCS_VERSION="latest",
                       READTHEDOCS_OUTPUT=str(tmp_path / "out"))  # fmt: skip
-    result = subprocess.run([sys.executable, "conf/build/build_site.py", "readthedocs"],
+    result = subprocess.run([sys.executable, "conf/site_build/build_site.py", "readthedocs"],
                             cwd=four_languages, env=env, capture_output=True, text=True)  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     page = BeautifulSoup((tmp_path / "out/html/index.html").read_text("utf-8"), "html.parser")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polib
 import pytest
-from build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from site_build.project_copy import copy_project  # conf/ is on sys.path (conftest)
 
 ROOT = Path(__file__).resolve().parent.parent
 TUTORIAL = "auto_examples/plot_02_dataparallel_in_depth"

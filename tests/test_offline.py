@@ -15,7 +15,7 @@ from pathlib import Path
 import polib
 import pytest
 from bs4 import BeautifulSoup
-from build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from site_build.project_copy import copy_project  # conf/ is on sys.path (conftest)
 from conftest import build_offline
 from fontTools.ttLib import TTCollection
 from languages import LANGUAGES

@@ -22,7 +22,7 @@ import opencc
 import polib
 import pytest
 
-from build.project_copy import copy_project
+from site_build.project_copy import copy_project
 from languages import LANGUAGES
 from translation import catalog_report, run_checks as gate, seed_zh_tw
 from translation.checks import references, script_mix, terminology, unused
@@ -558,7 +558,7 @@ def test_status_page_counts_catalogs_and_rebuilds_when_one_changes(tmp_path):
     shutil.copytree(FIXTURES / "good", src / "locale")
     (src / "conf.py").write_text(
         f"import sys\nsys.path.insert(0, {str(ROOT / 'conf')!r})\n"
-        "extensions = ['myst_parser', 'sphinxext.translation_status']\nlocale_dirs = ['locale']\n"
+        "extensions = ['myst_parser', 'site_extensions.translation_status']\nlocale_dirs = ['locale']\n"
     )
     (src / "index.md").write_text("# Status\n\n```{translation-status}\n```\n")
 
@@ -694,7 +694,7 @@ def test_the_build_refuses_a_translation_for_its_errors_not_its_warnings(tmp_pat
 
     def refused():
         """The translations make html would not publish, as build_site.py decides."""
-        code = ("from build.build_site import CONTENT_CHECKS, refused; "
+        code = ("from site_build.build_site import CONTENT_CHECKS, refused; "
                 "print(refused(['zh_TW'], CONTENT_CHECKS))")  # fmt: skip
         result = subprocess.run([sys.executable, "-c", code], cwd=project / "conf",
                                 capture_output=True, text=True, check=True)  # fmt: skip

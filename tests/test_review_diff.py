@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 from bs4 import BeautifulSoup
-from build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from site_build.project_copy import copy_project  # conf/ is on sys.path (conftest)
 from conftest import readthedocs_commands
 from translation.canonical_po import read, render
 
@@ -411,7 +411,7 @@ def test_a_preview_without_the_base_fails_clearly(pull_request, tmp_path):
     env = {**CLEAN_ENV, "READTHEDOCS": "True", "READTHEDOCS_LANGUAGE": "en",
            "READTHEDOCS_VERSION": "13", "READTHEDOCS_VERSION_TYPE": "external",
            "READTHEDOCS_OUTPUT": str(tmp_path / "out")}  # fmt: skip
-    result = run([sys.executable, "conf/build/build_site.py", "readthedocs"], lonely, env=env,
+    result = run([sys.executable, "conf/site_build/build_site.py", "readthedocs"], lonely, env=env,
                  ok=False)  # fmt: skip
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "cannot find the commit this pull request is based on" in result.stderr

@@ -1,4 +1,4 @@
-"""A translation adds words, never script (conf/sphinxext/translation_safety.py).
+"""A translation adds words, never script (conf/site_extensions/translation_safety.py).
 
 Every kind of injection is tried in a catalog of a tiny project with a reST
 page and a MyST page (tests/roots/translation-safety), built without ``-W``:
@@ -20,7 +20,7 @@ from pathlib import Path
 import polib
 import pytest
 from bs4 import BeautifulSoup
-from build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from site_build.project_copy import copy_project  # conf/ is on sys.path (conftest)
 from conftest import SCRIPTED
 
 TESTS = Path(__file__).resolve().parent

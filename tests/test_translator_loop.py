@@ -13,7 +13,7 @@ import polib
 import pytest
 from bs4 import BeautifulSoup
 
-from build.project_copy import copy_project
+from site_build.project_copy import copy_project
 from translation.update_catalogs import save
 
 ADDED = " This sentence was added by the translator test."

@@ -6,7 +6,7 @@ import subprocess
 import pytest
 from bs4 import BeautifulSoup
 
-from build.project_copy import copy_project
+from site_build.project_copy import copy_project
 
 GETTEXT_PROGRAMS = ("msgfmt", "msgmerge", "msgcat", "msgattrib", "msginit", "msgunfmt", "xgettext")
 

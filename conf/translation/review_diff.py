@@ -42,7 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from languages import by_sphinx_code, select  # noqa: E402
-from sphinxext.content_security_policy import meta, policy  # noqa: E402
+from site_extensions.content_security_policy import meta, policy  # noqa: E402
 from translation.canonical_po import CatalogError, read  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

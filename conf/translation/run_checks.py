@@ -43,7 +43,7 @@ unless ``--pot-dir`` names .pot files.
 there are any; in Python, ``errors(["zh_CN"])`` returns them as Problems
 (by default every check of what the translations say: not out-of-sync,
 completeness or canonical, which do not make a page wrong). The build
-(``conf/build/build_site.py``) calls it with the checks that refuse a
+(``conf/site_build/build_site.py``) calls it with the checks that refuse a
 translation, its ``CONTENT_CHECKS``.
 
 Exit codes: 0 no errors, 1 errors found, 2 bad usage.

@@ -155,7 +155,7 @@ def mismatches(entries):
 def committed_compiled(folder):
     """Yield a Problem for each compiled catalog or script git tracks under *folder*.
 
-    The build never uses one (conf/sphinxext/compiled_catalogs.py compiles
+    The build never uses one (conf/site_extensions/compiled_catalogs.py compiles
     every .po afresh; a sphinx.js stops it), but a reviewer should not have to
     wonder what it holds. Without git, nothing is reported.
     """

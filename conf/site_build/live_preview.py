@@ -1,7 +1,7 @@
 """Live preview of one language: rebuild on every save, reload the page (make livehtml).
 
 Usage:
-    python conf/build/live_preview.py [LANG] [--port 8000] [--host 127.0.0.1]
+    python conf/site_build/live_preview.py [LANG] [--port 8000] [--host 127.0.0.1]
 
 Serves ``_build/live/<LANG>/`` at ``http://HOST:PORT/<LANG>/`` and rebuilds it
 whenever a file under ``docs/``, ``examples/``, ``locale/`` or ``conf/``
@@ -44,7 +44,7 @@ RELOAD = "/_live/reload.js"
 POLL_SECONDS = 0.1
 # Loaded by every served page: poll the status, reload after a new build. A
 # file, not an inline script: the pages' Content-Security-Policy
-# (conf/sphinxext/content_security_policy.py) runs no inline script.
+# (conf/site_extensions/content_security_policy.py) runs no inline script.
 RELOAD_SCRIPT = b"""(() => {
   let seen = null;
   const poll = async () => {

@@ -4,7 +4,7 @@ import html
 import os
 
 from languages import by_sphinx_code
-from sphinxext.interface_strings import _, offer
+from site_extensions.interface_strings import _, offer
 
 
 def apply_language(app, config):

@@ -1,9 +1,9 @@
 """Build the offline copies of the site, a PDF and an EPUB per language.
 
 Usage:
-    python conf/build/build_offline.py pdf [LANG ...]    into _build/pdf/<lang>/<name>-<lang>.pdf
-    python conf/build/build_offline.py epub [LANG ...]   into _build/epub/<lang>/<name>-<lang>.epub
-    python conf/build/build_offline.py readthedocs [pdf|epub]   for READTHEDOCS_LANGUAGE, into
+    python conf/site_build/build_offline.py pdf [LANG ...]    into _build/pdf/<lang>/<name>-<lang>.pdf
+    python conf/site_build/build_offline.py epub [LANG ...]   into _build/epub/<lang>/<name>-<lang>.epub
+    python conf/site_build/build_offline.py readthedocs [pdf|epub]   for READTHEDOCS_LANGUAGE, into
                                                          $READTHEDOCS_OUTPUT/pdf/ and epub/
                                                          (default both; .readthedocs.yaml's
                                                          build.jobs asks for one at a time)
@@ -12,7 +12,7 @@ No example is executed: like the languages that follow the first one in
 ``build_site.py``, these builds read the gallery that the HTML build executed
 (``gallery_reuse.py``), and stop at once, saying so, when it is missing or
 out of date. The PDF is Sphinx's LaTeX output run through latexmk and xelatex
-with the Noto CJK fonts (``sphinxext/offline_copies.py``). A character that
+with the Noto CJK fonts (``site_extensions/offline_copies.py``). A character that
 no font has fails the build, named with its page. Each file replaces the
 previous one only when its build succeeded, and a language whose inputs did
 not change since its last good copy is not built again. The run holds the
@@ -31,13 +31,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
-from build.build_site import (  # noqa: E402
+from site_build.build_site import (  # noqa: E402
     CONTENT_CHECKS, input_digest, readthedocs_recordings, readthedocs_target, refused,
     sphinx_build, use_recordings,
 )
-from build.checkout_lock import held  # noqa: E402
+from site_build.checkout_lock import held  # noqa: E402
 from languages import select  # noqa: E402
-from sphinxext.gallery_reuse import WAIT, outdated_gallery  # noqa: E402
+from site_extensions.gallery_reuse import WAIT, outdated_gallery  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILDERS = {"pdf": "latex", "epub": "epub"}

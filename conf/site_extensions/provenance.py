@@ -27,8 +27,8 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.util import logging
 
-from sphinxext.interface_strings import _, offer
-from sphinxext.recordings import recorded_facts
+from site_extensions.interface_strings import _, offer
+from site_extensions.recordings import recorded_facts
 
 logger = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,8 +17,8 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
 
-from sphinxext.bilingual import STATE, is_translated_build
-from sphinxext.interface_strings import _, offer
+from site_extensions.bilingual import STATE, is_translated_build
+from site_extensions.interface_strings import _, offer
 
 SHARE = "%(percent)s%% of this page is translated."
 FUZZY = "%(count)s paragraphs show the English because the English changed after they were translated."

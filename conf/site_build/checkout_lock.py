@@ -13,7 +13,7 @@ crashed build never leaves a stale lock. Who holds it is written, for the
 message only, to ``_build/build-lock-holder``. A holder's child processes
 inherit the lock through ``DP_BUILD_LOCK`` and do not wait for their parent.
 
-Usage (from the Makefile): ``python3 conf/build/checkout_lock.py WHAT -- COMMAND...``
+Usage (from the Makefile): ``python3 conf/site_build/checkout_lock.py WHAT -- COMMAND...``
 runs COMMAND under the lock and exits with its code. Standard library only,
 so that it runs before the virtual environment exists.
 """

@@ -1,6 +1,6 @@
 """Recorded example output is data: verified, matched to its source, and shown as text.
 
-``make outputs`` (conf/build/outputs.py) executes the examples on one machine,
+``make outputs`` (conf/site_build/outputs.py) executes the examples on one machine,
 typically one with GPUs, and records for each example the checksum of the
 source it ran, the text each code cell printed and how it was produced
 (provenance.py's facts), signed with the maintainers' Ed25519 key. A build

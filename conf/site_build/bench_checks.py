@@ -14,8 +14,8 @@ Each run is a fresh ``python conf/translation/run_checks.py`` process, as
 fastest and the slowest wall time of --repeat runs (default 5), the median
 CPU time (the wall time of an idle machine) and the load average.
 
-Usage: python conf/build/bench_checks.py [--repeat N] [--megabytes M]
-       python conf/build/bench_checks.py --locale-dir DIR LANG...
+Usage: python conf/site_build/bench_checks.py [--repeat N] [--megabytes M]
+       python conf/site_build/bench_checks.py --locale-dir DIR LANG...
 Exit codes: 0 done, 1 a run crashed (exit code 2 or more).
 """
 

@@ -1,8 +1,8 @@
 """Build the HTML site, language by language, never leaving a half-built one.
 
 Usage:
-    python conf/build/build_site.py html [LANG ...]     local build into _build/html/<lang>/
-    python conf/build/build_site.py readthedocs         one language, as Read the Docs asks
+    python conf/site_build/build_site.py html [LANG ...]     local build into _build/html/<lang>/
+    python conf/site_build/build_site.py readthedocs         one language, as Read the Docs asks
                                                         (a pull request: all, and the review)
 
 Each language is built into a staging copy of its last good output and swapped
@@ -37,9 +37,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
-from build.checkout_lock import held  # noqa: E402
+from site_build.checkout_lock import held  # noqa: E402
 from languages import LANGUAGES, browser_tags, from_readthedocs, select  # noqa: E402
-from sphinxext.content_security_policy import meta, policy, script_hash  # noqa: E402
+from site_extensions.content_security_policy import meta, policy, script_hash  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SPHINX_OPTS = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
@@ -182,8 +182,8 @@ def use_recordings(sources, fetched=()):
     example's source is not used, saying why in one line; that example's page
     shows this build's own output (recordings.py).
     """
-    from build.outputs import OutputsError, fetch
-    from sphinxext.recordings import choose
+    from site_build.outputs import OutputsError, fetch
+    from site_extensions.recordings import choose
 
     labels = {str(copy): source for source, copy in fetched}
     for source in sources:
@@ -253,7 +253,7 @@ def build_local(langs, outputs=()):
     # wait (example_guard.wait_for_examples) until the first has run them all
     # and touched READY, then reuse the results, each logging to its own file.
     examples, gallery = ROOT / "examples", ROOT / "docs" / "auto_examples"
-    from sphinxext.gallery_reuse import stale_examples  # imports Sphinx: only now
+    from site_extensions.gallery_reuse import stale_examples  # imports Sphinx: only now
 
     changed = stale_examples(examples, gallery)
     said = f"--- {todo[0][0]} executes {len(changed)} example(s)"
@@ -292,7 +292,7 @@ def readthedocs_recordings():
     templates = os.environ.get("DP_OUTPUTS_URL", "")
     if not templates:
         return
-    from build.outputs import OutputsError, published
+    from site_build.outputs import OutputsError, published
 
     commit = os.environ.get("READTHEDOCS_GIT_COMMIT_HASH", "unknown")
     try:

@@ -1,16 +1,16 @@
 """Execute the examples once, anywhere; record what they printed, signed (make outputs).
 
 Usage:
-    python conf/build/outputs.py record --key KEY.pem [--shard K/N] [--out FILE]   make outputs
-    python conf/build/outputs.py keygen KEY.pem                 a new signing key (maintainers)
+    python conf/site_build/outputs.py record --key KEY.pem [--shard K/N] [--out FILE]   make outputs
+    python conf/site_build/outputs.py keygen KEY.pem                 a new signing key (maintainers)
 
 ``record`` executes the examples (every one, or shard K of N) in a scratch copy
 of this checkout, on this machine, and writes one JSON file: for each example
 the checksum of the source it ran, the text each code cell printed, and how
-it was produced (conf/sphinxext/provenance.py's facts: real or emulated GPUs,
+it was produced (conf/site_extensions/provenance.py's facts: real or emulated GPUs,
 device names, driver, CUDA, PyTorch and Python versions, commit, date),
 signed with the Ed25519 key *KEY.pem*. A build uses it only where
-conf/sphinxext/recordings.py says so: signed by a key of
+conf/site_extensions/recordings.py says so: signed by a key of
 ``conf/recording-keys.txt``, matching the example's current source, within
 size limits. Figures, pages and downloads always come from the build's own
 execution of the sources.
@@ -40,8 +40,8 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
-from build.project_copy import ROOT, copy_project  # noqa: E402
-from sphinxext.recordings import FORMAT, MAX_FILE, sign  # noqa: E402
+from site_build.project_copy import ROOT, copy_project  # noqa: E402
+from site_extensions.recordings import FORMAT, MAX_FILE, sign  # noqa: E402
 
 
 class OutputsError(Exception):

@@ -8,7 +8,7 @@ process. Then it starts the live preview of zh_TW in that copy and saves an
 edited tutorial paragraph EDITS times (default 5): how long until the served
 page shows the edit, and until the rebuild is done (when open pages reload).
 
-Usage: python conf/build/bench.py [--repeat N] [--edits N] [--only builds|preview]
+Usage: python conf/site_build/bench.py [--repeat N] [--edits N] [--only builds|preview]
 Exit codes: 0 done, 1 a build failed.
 """
 
@@ -29,7 +29,7 @@ from pathlib import Path
 import polib
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
-from build.project_copy import ROOT, copy_project  # noqa: E402
+from site_build.project_copy import ROOT, copy_project  # noqa: E402
 
 EXAMPLE = "examples/plot_01_dataparallel.py"
 PO = "locale/zh_TW/LC_MESSAGES/auto_examples/plot_01_dataparallel.po"

@@ -49,7 +49,7 @@ from sphinx.util import logging
 from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import LITERAL_TYPE_NODES, extract_messages
 
-from sphinxext.bilingual import is_translated_build
+from site_extensions.bilingual import is_translated_build
 from translation.links import ERROR, judge
 
 logger = logging.getLogger(__name__)
