@@ -57,13 +57,11 @@ gettext: $(VENV)/.installed ## Extract the English messages into _build/gettext/
 	$(PY) -m sphinx -b gettext -c conf $(SPHINXOPTS) -d _build/doctrees/gettext \
 	  docs _build/gettext
 
-update-po: $(VENV)/.installed ## Merge new English into LANGUAGES' catalogs, locale/<lang>/LC_MESSAGES/**.po (needs GNU gettext)
-	@$(PY) conf/translation/update_catalogs.py require-gettext "make update-po"
+update-po: $(VENV)/.installed ## Merge new English into LANGUAGES' catalogs, locale/<lang>/LC_MESSAGES/**.po
 	@$(MAKE) --no-print-directory gettext
 	$(PY) conf/translation/update_catalogs.py update _build/gettext $(LANGUAGES)
 
-prune-po: $(VENV)/.installed ## Delete obsolete (#~) entries and catalogs of removed pages (needs GNU gettext)
-	@$(PY) conf/translation/update_catalogs.py require-gettext "make prune-po"
+prune-po: $(VENV)/.installed ## Delete obsolete (#~) entries and catalogs of removed pages
 	@$(MAKE) --no-print-directory gettext
 	$(PY) conf/translation/update_catalogs.py prune _build/gettext $(LANGUAGES)
 
@@ -82,7 +80,7 @@ review-diff: $(VENV)/.installed ## What the catalogs' entries did since BASE (de
 check: $(VENV)/.installed ## Check LANGUAGES' catalogs; STRICT=0 reports unfinished entries without failing; BASE=rev: only entries changed since rev
 	$(PY) conf/translation/run_checks.py --strict=$(STRICT) $(LANGUAGES)$(if $(BASE), --base=$(BASE))
 
-seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC, marked fuzzy (needs GNU gettext)
+seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC, marked fuzzy
 	$(PY) conf/translation/seed_zh_tw.py
 
 livehtml: $(VENV)/.installed ## Live preview of one language (default zh_CN) at http://127.0.0.1:PORT (default 8000)

@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 
-import polib
 import pytest
 from bs4 import BeautifulSoup
 from site_build.project_copy import copy_project  # conf/ is on sys.path (conftest)
@@ -197,11 +196,11 @@ def test_incremental_build_renames_a_page_everywhere(site, tmp_path):
     project = copy_project(tmp_path / "project")
     assert build(project, "zh_TW").returncode == 0
     catalog = project / "locale/zh_TW/LC_MESSAGES/auto_examples/plot_02_dataparallel_in_depth.po"
-    po = polib.pofile(str(catalog))
-    entry = po.find("``nn.DataParallel`` in depth")
-    old_word = entry.msgstr.split()[0]  # 深入解析
-    entry.msgstr = "重新命名的頁面 ``nn.DataParallel``"
-    po.save()
+    po = read(catalog)
+    entry = po.get("``nn.DataParallel`` in depth")
+    old_word = entry.string.split()[0]  # 深入解析
+    entry.string = "重新命名的頁面 ``nn.DataParallel``"
+    write(po, catalog)
 
     result = build(project, "zh_TW")
     assert result.returncode == 0, result.stderr[-3000:]
@@ -314,6 +313,7 @@ def test_followers_never_write_the_gallery(tmp_path):
 # wait until the test creates "resume", holding the checkout's build lock.
 PAUSE_UNTIL_RESUMED = """
 import pathlib, time
+from translation.catalogs import read, write  # conf/ is on sys.path (conftest)
 
 def pause(app, *args):
     root = pathlib.Path(app.srcdir).parent

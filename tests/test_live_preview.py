@@ -11,9 +11,9 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-import polib
 import pytest
 from site_build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from translation.catalogs import is_translated, messages, read, write  # conf/ is on sys.path
 
 ROOT = Path(__file__).resolve().parent.parent
 TUTORIAL = "auto_examples/plot_02_dataparallel_in_depth"
@@ -80,11 +80,11 @@ def preview(site, tmp_path_factory):
 
 def edit_entry(project, msgid_start, change):
     """Change the zh_TW translation of the tutorial entry starting with *msgid_start*."""
-    catalog = polib.pofile(str(project / CATALOG), wrapwidth=79)
-    entry = next(e for e in catalog if e.msgid.startswith(msgid_start) and e.translated())
-    entry.msgstr = change(entry.msgstr)
-    catalog.save()
-    return entry.msgstr
+    catalog = read(project / CATALOG)
+    entry = next(m for m in messages(catalog) if m.id.startswith(msgid_start) and is_translated(m))
+    entry.string = change(entry.string)
+    write(catalog, project / CATALOG)
+    return entry.string
 
 
 def test_a_tutorial_catalog_edit_reaches_the_preview(preview):
@@ -92,11 +92,10 @@ def test_a_tutorial_catalog_edit_reaches_the_preview(preview):
     page = wait_for(base + TUTORIAL + ".html", "</html>")
     assert '<script src="/_live/reload.js">' in page  # the reload script is there
     assert "/_live/status" in fetch(base.replace("zh_TW/", "_live/reload.js"))
-    catalog = polib.pofile(str(project / CATALOG))
     # The first paragraph of prose with a translation: any will do.
-    first = next(e for e in catalog if e.translated() and len(e.msgid) > 60)
+    first = next(m for m in messages(read(project / CATALOG)) if is_translated(m) and len(m.id) > 60)
     marker = "預覽測試標記"
-    edit_entry(project, first.msgid[:40], lambda text: text + marker)
+    edit_entry(project, first.id[:40], lambda text: text + marker)
     wait_for(base + TUTORIAL + ".html", marker)
     status = fetch(base.replace("zh_TW/", "_live/status"))
     assert '"ok": true' in status
@@ -114,10 +113,10 @@ document.addEventListener("securitypolicyviolation",
         page = context.new_page()
         page.goto(base + TUTORIAL + ".html")
         page.evaluate("window.notReloaded = true")
-        catalog = polib.pofile(str(project / CATALOG))
-        first = next(e for e in catalog if e.translated() and len(e.msgid) > 60)
+        first = next(m for m in messages(read(project / CATALOG))
+                     if is_translated(m) and len(m.id) > 60)  # fmt: skip
         marker = "重新載入測試標記"
-        edit_entry(project, first.msgid[:40], lambda text: text + marker)
+        edit_entry(project, first.id[:40], lambda text: text + marker)
         page.wait_for_function(f"document.body.innerText.includes({marker!r})", timeout=120_000)
         assert page.evaluate("window.notReloaded") is None  # a reload, by the page itself
         assert page.evaluate("window.violations") == []

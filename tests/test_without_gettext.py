@@ -1,4 +1,4 @@
-"""A fresh machine: `make html` needs Python and make, not GNU gettext (on a copy)."""
+"""A fresh machine: no target needs GNU gettext, only Python and make (on a copy)."""
 
 import os
 import subprocess
@@ -67,11 +67,12 @@ def test_a_broken_catalog_is_still_refused_without_gettext(no_gettext):
 
 
 @pytest.mark.parametrize("target", ["update-po", "prune-po", "seed-zh_TW"])
-def test_targets_that_need_gettext_say_so_in_one_line(no_gettext, target):
+def test_the_catalog_targets_need_no_gettext_either(no_gettext, target):
+    """They read and write catalogs with Babel, which Sphinx and sphinx-intl use too."""
     project, env = no_gettext
+    before = {p: p.read_bytes() for p in sorted((project / "locale").rglob("*.po"))}
     result = make(project, env, target)
-    assert result.returncode == 2
-    ours = [line for line in result.stderr.splitlines() if not line.startswith("make")]
-    assert len(ours) == 1, result.stderr
-    assert ours[0].startswith(f"error: make {target} needs GNU gettext")
-    assert "apt-get install gettext" in ours[0] and "brew install gettext" in ours[0]
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "gettext" not in result.stderr.lower()
+    # The catalogs are current and finished: there is nothing to merge, prune or seed.
+    assert {p: p.read_bytes() for p in sorted((project / "locale").rglob("*.po"))} == before

@@ -26,10 +26,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-import polib
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from site_build.project_copy import ROOT, copy_project  # noqa: E402
+from translation.catalogs import is_translated, messages, read, write  # noqa: E402
 
 EXAMPLE = "examples/plot_01_dataparallel.py"
 PO = "locale/zh_TW/LC_MESSAGES/auto_examples/plot_01_dataparallel.po"
@@ -59,6 +58,11 @@ def build(project, langs):
     return seconds, executed, report["kib"] / 1024
 
 
+def longest_translated(catalog):
+    """The translated entry with the longest English: a paragraph, as translators edit."""
+    return max((m for m in messages(catalog) if is_translated(m)), key=lambda m: len(m.id))
+
+
 def clean(project):
     """Remove everything a build generates (the Makefile keeps that list)."""
     subprocess.run(["make", "--no-print-directory", "clean"], cwd=project, check=True,
@@ -84,11 +88,11 @@ def scenarios(project):
     yield "no-change rebuild", lambda: None, all_langs
 
     def edit_po():
-        catalog = polib.pofile(str(project / PO), wrapwidth=79)
+        catalog = read(project / PO)
         # A paragraph, as translators usually edit (a title would rewrite every page).
-        entry = max(catalog.translated_entries(), key=lambda e: len(e.msgid))
-        entry.msgstr = entry.msgstr[:-1] if entry.msgstr.endswith(" ") else entry.msgstr + " "
-        catalog.save()
+        entry = longest_translated(catalog)
+        entry.string = entry.string[:-1] if entry.string.endswith(" ") else entry.string + " "
+        write(catalog, project / PO)
 
     yield "one zh_TW .po entry edited", edit_po, all_langs
     prose = ("deliberately tiny", "deliberately very tiny")
@@ -128,12 +132,12 @@ def preview_latency(project, edits):
         for edit in range(edits):
             time.sleep(1)  # a translator pauses between saves
             build = json.loads(fetch(base + "_live/status"))["build"]
-            catalog = polib.pofile(str(project / PO), wrapwidth=79)
-            entry = max(catalog.translated_entries(), key=lambda e: len(e.msgid))
+            catalog = read(project / PO)
+            entry = longest_translated(catalog)
             marker = f"（第 {edit + 1} 次修改）"
-            entry.msgstr = re.sub(r"（第 \d+ 次修改）$", "", entry.msgstr) + marker
+            entry.string = re.sub(r"（第 \d+ 次修改）$", "", entry.string) + marker
             saved = time.perf_counter()
-            catalog.save()
+            write(catalog, project / PO)
             while marker not in fetch(page_url):
                 time.sleep(0.02)
             shown = time.perf_counter() - saved

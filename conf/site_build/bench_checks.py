@@ -29,7 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import polib
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: the translation package
+from translation.catalogs import Catalog, is_translated, messages, read, write  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 GATE = ROOT / "conf" / "translation" / "run_checks.py"
@@ -45,22 +46,18 @@ def make_catalogs(out, megabytes):
         for lang in LANGS:
             for po_path in sorted((ROOT / "locale" / lang / "LC_MESSAGES").rglob("*.po")):
                 name = po_path.relative_to(ROOT / "locale" / lang / "LC_MESSAGES")
-                catalog = polib.pofile(str(po_path))
-                for entry in catalog:
-                    if entry.msgid:
-                        entry.msgid += f" v{copy}"
-                        entry.msgstr += f" v{copy}" if entry.msgstr else ""
+                source = read(po_path)
+                catalog, template = Catalog(locale=lang), Catalog()
+                for message in messages(source):
+                    string = f"{message.string} v{copy}" if message.string else ""
+                    catalog.add(f"{message.id} v{copy}", string, message.locations,
+                                message.flags)  # fmt: skip
+                    template.add(f"{message.id} v{copy}", "", message.locations)
                 target = out / "locale" / lang / "LC_MESSAGES" / f"copy{copy}" / name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                catalog.save(str(target))
+                write(catalog, target, lang)
                 size += target.stat().st_size
                 if lang == LANGS[0]:
-                    for entry in catalog:
-                        entry.msgstr = ""
-                    catalog[:] = [e for e in catalog if not e.obsolete]
-                    pot = pots / f"copy{copy}" / name.with_suffix(".pot")
-                    pot.parent.mkdir(parents=True, exist_ok=True)
-                    catalog.save(str(pot))
+                    write(template, pots / f"copy{copy}" / name.with_suffix(".pot"))
     return pots
 
 
@@ -100,7 +97,7 @@ def main(argv=None):
             gate_args = ["--strict=0", "--locale-dir", str(locale), "--pot-dir", str(pots), *langs]
         catalogs = [p for lang in langs for p in (locale / lang / "LC_MESSAGES").rglob("*.po")]
         size = sum(p.stat().st_size for p in catalogs)
-        entries = sum(len(polib.pofile(str(p)).translated_entries()) for p in catalogs)
+        entries = sum(sum(map(is_translated, messages(read(p)))) for p in catalogs)
         times = time_runs(gate_args, args.repeat)
     print(f"{len(catalogs)} catalogs, {size / 1e6:.2f} MB, {entries} translated entries; "
           f"{args.repeat} runs of make check's checks:")

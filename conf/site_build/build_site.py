@@ -341,7 +341,7 @@ def pull_request_base(branch="main"):
     Read the Docs clones a pull request shallowly, without the branch it
     targets, so there is nothing to compare with until both are fetched.
     """
-    from translation.review_diff import git, resolve_base
+    from translation.catalog_diff import git, resolve_base
 
     if git("rev-parse", "--is-shallow-repository").strip() == "true":
         git("fetch", "--quiet", "--unshallow", "origin")
@@ -357,7 +357,8 @@ def build_pull_request(output):
     chooser, en/, zh_CN/, zh_TW/, and review/ (review_diff.py against the
     merge base with main).
     """
-    from translation.review_diff import ReviewError, write_review
+    from translation.catalog_diff import ReviewError
+    from translation.review_diff import write_review
 
     try:
         base = pull_request_base()

@@ -98,7 +98,7 @@ def warm_up(lang):
     import furo  # noqa: F401
     import myst_parser.parsers.sphinx_  # noqa: F401
     import notfound.extension  # noqa: F401
-    import polib  # noqa: F401
+    import babel.messages.pofile  # noqa: F401
     import sphinx.builders.html  # noqa: F401
     import sphinx.cmd.build  # noqa: F401
     import sphinx_copybutton  # noqa: F401

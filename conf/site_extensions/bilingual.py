@@ -16,11 +16,12 @@ the gettext builder included, are left untouched, so copies never reach a
 
 from pathlib import Path
 
-import polib
 from docutils import nodes
 from sphinx.transforms import SphinxTransform
 from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import extract_messages
+
+from translation.catalogs import is_translated, messages, read
 
 from .offline_copies import is_offline
 
@@ -47,13 +48,11 @@ def catalog_entries(env, docname):
         po = Path(env.srcdir, locale_dir, env.config.language, "LC_MESSAGES", domain + ".po")
         if po.is_file():
             env.note_dependency(str(po))
-            for entry in polib.pofile(str(po)):
-                if entry.obsolete:
-                    continue
-                if entry.fuzzy:
-                    fuzzy.add(entry.msgid)
-                elif entry.msgstr.strip():
-                    translated.add(entry.msgid)
+            for message in messages(read(po)):
+                if message.fuzzy:
+                    fuzzy.add(message.id)
+                elif is_translated(message) and message.string.strip():
+                    translated.add(message.id)
     return fuzzy, translated
 
 

@@ -5,7 +5,8 @@ fresh clone gives both the same mtime, so a .mo committed beside (or instead
 of) its .po would reach the pages unchecked, while ``make check`` and the
 review page read the .po. conf.py calls :func:`compile_catalogs` before
 Sphinx loads any translation (it loads sphinx.mo before extensions are set
-up): each .mo is rewritten from its .po with Babel, as Sphinx writes it, and
+up): each .mo is rewritten from its .po with Babel, as Sphinx writes it
+(read as strictly as ``msgfmt`` reads it: translation/catalogs.py), and
 a .mo without a .po is deleted. Two kinds of entries are left out: fuzzy ones
 (as Sphinx does) and plural ones. No English message has a plural, so a
 ``msgid_plural`` entry is not from the templates: gettext would serve its
@@ -20,10 +21,10 @@ import io
 import os
 from pathlib import Path
 
-from babel.core import UnknownLocaleError
 from babel.messages.mofile import write_mo
-from babel.messages.pofile import PoFileError, read_po
 from sphinx.util import logging
+
+from translation.catalogs import CatalogError, messages, read
 
 logger = logging.getLogger(__name__)
 
@@ -33,15 +34,10 @@ PROBLEMS = {}
 
 def compiled(po, language):
     """Return (the .mo bytes of *po*, [problems]) without its fuzzy and plural entries."""
-    with open(po, "rb") as file:
-        try:
-            catalog = read_po(file, locale=language, abort_invalid=True)
-        except UnknownLocaleError:  # a language Babel does not know: no plural rules needed
-            file.seek(0)
-            catalog = read_po(file, abort_invalid=True)
+    catalog = read(po, language)
     problems = []
-    for message in list(catalog):
-        if message.id and message.pluralizable:
+    for message in messages(catalog):
+        if message.pluralizable:
             problems.append((f"{po}:{message.lineno}", "an entry with a plural form "
                              "(msgid_plural); the English has no plural messages, so it was "
                              "left out"))  # fmt: skip
@@ -75,9 +71,9 @@ def compile_catalogs(locale_dir):
         language = po.relative_to(locale_dir).parts[0]
         try:
             data, problems = compiled(po, language)
-        except (PoFileError, UnicodeDecodeError, ValueError) as err:
+        except CatalogError as err:
             po.with_suffix(".mo").unlink(missing_ok=True)
-            line = getattr(err, "lineno", None)
+            line = err.line
             problems, data = [(f"{po}{f':{line}' if line else ''}", f"cannot be compiled: {err}")], None
         PROBLEMS.setdefault(language, []).extend(problems)
         if data is not None:

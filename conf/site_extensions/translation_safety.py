@@ -37,7 +37,6 @@ that got through anyway would not run.
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
-import polib
 from docutils import nodes
 from markupsafe import Markup
 from sphinx import addnodes
@@ -50,6 +49,7 @@ from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import LITERAL_TYPE_NODES, extract_messages
 
 from site_extensions.bilingual import is_translated_build
+from translation.catalogs import is_translated, messages, msgstr_line, read
 from translation.links import ERROR, judge
 
 logger = logging.getLogger(__name__)
@@ -114,19 +114,17 @@ def catalog_files(srcdir, config, domain):
     return [po for po in dict.fromkeys(found) if po.is_file()]
 
 
-def msgstr_location(po, entry):
-    """Return ``catalog:line`` of *entry*'s msgstr (polib numbers the entry's first line)."""
-    lines = po.read_text("utf-8").splitlines()
-    after = range(entry.linenum, len(lines) + 1)
-    return f"{po}:{next(n for n in after if lines[n - 1].startswith('msgstr'))}"
+def msgstr_location(po, message):
+    """Return ``catalog:line`` of *message*'s msgstr."""
+    return f"{po}:{msgstr_line(po.read_text('utf-8').splitlines(), message)}"
 
 
 def catalog_entry(srcdir, config, domain, msgid):
     """Return ``catalog:line`` of *msgid*'s translation in *domain*, or None."""
     for po in catalog_files(srcdir, config, domain):
-        for entry in polib.pofile(str(po)):
-            if entry.msgid == msgid and entry.translated():
-                return msgstr_location(po, entry)
+        message = read(po).get(msgid)
+        if message is not None and is_translated(message):
+            return msgstr_location(po, message)
     return None
 
 
@@ -341,13 +339,13 @@ def check_interface(app):
                 )
     refused = []
     for po in catalog_files(app.srcdir, app.config, INTERFACE):
-        for entry in polib.pofile(str(po)):
+        for message in messages(read(po)):
             # Plural entries are never compiled (compiled_catalogs.py); text is escaped.
-            if entry.translated() and not entry.msgid_plural and has_markup(entry.msgid):
-                reasons = interface_problems(entry.msgid, entry.msgstr)
+            if is_translated(message) and not message.pluralizable and has_markup(message.id):
+                reasons = interface_problems(message.id, message.string)
                 if reasons:
                     reasons.append("the English is shown")
-                    refused.append((msgstr_location(po, entry), "; ".join(reasons)))
+                    refused.append((msgstr_location(po, message), "; ".join(reasons)))
     refusals_of(app.env)[INTERFACE] = refused
 
 

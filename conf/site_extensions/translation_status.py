@@ -6,7 +6,8 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
-from translation.catalog_report import catalogs, count_entries
+from translation.catalog_report import count_entries
+from translation.catalogs import language_catalogs
 from languages import LANGUAGES
 
 COLUMNS = ("Page", "Progress", "Translated", "Fuzzy", "Untranslated")
@@ -47,7 +48,7 @@ class TranslationStatus(SphinxDirective):
             group += [nodes.colspec(colwidth=1) for _ in COLUMNS]
             group += nodes.thead("", self.row(COLUMNS, translatable=True))
             body = nodes.tbody()
-            for page, path in catalogs(locale_dir, lang.sphinx).items():
+            for page, path in language_catalogs(locale_dir, lang.sphinx).items():
                 self.env.note_dependency(str(path))  # rebuild when a catalog changes
                 counts = count_entries(path)
                 row = self.row([f"{counts.percent}%", counts.translated,

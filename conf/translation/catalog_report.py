@@ -20,10 +20,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import polib
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from languages import select  # noqa: E402
+from translation.catalogs import is_translated, language_catalogs, messages, msgstr_line, read  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,31 +53,22 @@ class Counts:
 
 def count_entries(po_path):
     """Return the Counts of the catalog at *po_path* (obsolete entries left out)."""
-    catalog = polib.pofile(str(po_path))
-    return Counts(
-        len(catalog.translated_entries()),
-        len(catalog.fuzzy_entries()),
-        len(catalog.untranslated_entries()),
-    )
-
-
-def catalogs(locale_dir, lang):
-    """Return {catalog name without .po: path} for *lang*, sorted by name."""
-    base = locale_dir / lang / "LC_MESSAGES"
-    paths = sorted(base.rglob("*.po"))
-    return {path.relative_to(base).with_suffix("").as_posix(): path for path in paths}
+    found = messages(read(po_path))
+    fuzzy = sum(1 for m in found if m.fuzzy)
+    translated = sum(1 for m in found if is_translated(m))
+    return Counts(translated, fuzzy, len(found) - translated - fuzzy)
 
 
 def stat(locale_dir, langs):
     """Print translated / fuzzy / untranslated counts per catalog and per language."""
-    names = [name for lang in langs for name in catalogs(locale_dir, lang)]
+    names = [name for lang in langs for name in language_catalogs(locale_dir, lang)]
     width = max([len("catalog"), *map(len, names)])  # long page names stay aligned
     row = "  {:<%d} {:>10} {:>6} {:>12} {:>5}" % width
     for lang in langs:
         print(f"{lang}")
         print(row.format("catalog", "translated", "fuzzy", "untranslated", "done"))
         total = Counts()
-        for name, path in catalogs(locale_dir, lang).items():
+        for name, path in language_catalogs(locale_dir, lang).items():
             counts = count_entries(path)
             total.add(counts)
             print(row.format(name, counts.translated, counts.fuzzy, counts.untranslated,
@@ -113,40 +103,26 @@ def word_diff(old, new, color=False, context=6):
     return " ".join(parts)
 
 
-def msgstr_lines(path):
-    """Map each entry's first line (polib's linenum) to the line of its msgstr."""
-    found, start = {}, None
-    for number, line in enumerate(Path(path).read_text("utf-8").splitlines(), 1):
-        if start is None and line.strip() and not line.startswith("msgstr"):
-            start = number
-        if line.startswith("msgstr"):
-            found[start] = number
-            start = None
-        elif not line.strip():
-            start = None
-    return found
-
-
 def review(locale_dir, lang, color=False):
     """Print each fuzzy and untranslated entry of *lang* with what a translator needs."""
     todo = Counts()
-    for path in catalogs(locale_dir, lang).values():
+    for path in language_catalogs(locale_dir, lang).values():
         shown = os.path.relpath(path)
-        lines = msgstr_lines(path)
-        for entry in polib.pofile(str(path)):
-            if entry.obsolete or (entry.msgstr and "fuzzy" not in entry.flags):
+        lines = path.read_text("utf-8").splitlines()
+        for message in messages(read(path)):
+            if is_translated(message):
                 continue
-            english = " ".join(entry.msgid.split())
-            where = f"{shown}:{lines.get(entry.linenum, entry.linenum)}"
-            if "fuzzy" in entry.flags:
+            english = " ".join(message.id.split())
+            where = f"{shown}:{msgstr_line(lines, message)}"
+            if message.fuzzy:
                 todo.fuzzy += 1
                 print(f"{where}: fuzzy (the English changed)")
-                if entry.previous_msgid:
-                    print(f"  change:      {word_diff(entry.previous_msgid, english, color)}")
+                if message.previous_id:
+                    print(f"  change:      {word_diff(message.previous_id[0], english, color)}")
                 else:
                     print("  change:      (the old English was not recorded)")
                 print(f"  new English: {english}")
-                print(f"  translation: {' '.join(entry.msgstr.split())}")
+                print(f"  translation: {' '.join(message.string.split())}")
             else:
                 todo.untranslated += 1
                 print(f"{where}: untranslated")
