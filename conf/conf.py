@@ -15,6 +15,7 @@ sys.path.insert(0, HERE)
 from languages import LANGUAGES  # noqa: E402  (needs the path above)
 from site_extensions.compiled_catalogs import compile_catalogs  # noqa: E402
 from site_extensions.gallery_reuse import skip_matplotlib_if_nothing_runs  # noqa: E402
+from site_layout import EXAMPLES, GALLERY, GALLERY_NAME, LOCALE  # noqa: E402
 
 # -- Project -----------------------------------------------------------------
 
@@ -54,7 +55,7 @@ extensions = [
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip"]
+exclude_patterns = [f"{GALLERY_NAME}/*.{kind}" for kind in ("ipynb", "py", "zip")]
 # Absolute: the gettext builder resolves template paths against the source
 # folder, the HTML builder against this one.
 templates_path = [os.path.join(HERE, "_templates")]
@@ -65,7 +66,7 @@ nitpicky = True
 
 locale_dirs = ["../locale"]
 # Now, before Sphinx loads any .mo: every one is made afresh from its checked .po.
-compile_catalogs(os.path.join(HERE, "..", "locale"))
+compile_catalogs(LOCALE)
 gettext_compact = False
 gettext_uuid = False
 gettext_location = True
@@ -148,9 +149,12 @@ copybutton_exclude = ".linenos, .gp, .go"
 
 # -- Sphinx-Gallery ----------------------------------------------------------
 
+# The gallery's folders, relative to docs/, for Sphinx-Gallery and our extensions.
+examples_folder = os.path.relpath(EXAMPLES, os.path.join(HERE, "..", "docs"))
+gallery_folder = GALLERY_NAME
 sphinx_gallery_conf = {
-    "examples_dirs": "../examples",
-    "gallery_dirs": "auto_examples",
+    "examples_dirs": examples_folder,
+    "gallery_dirs": gallery_folder,
     # Every example runs; a skipped one would publish a page without output.
     "filename_pattern": r"/plot_",
     "within_subsection_order": "FileNameSortKey",
@@ -170,8 +174,6 @@ sphinx_gallery_conf = {
     "capture_repr": (),
     "matplotlib_animations": False,
 }
-skip_matplotlib_if_nothing_runs(
-    os.path.join(HERE, "..", "examples"), os.path.join(HERE, "..", "docs", "auto_examples")
-)
-# Seconds an example may run before the build gives up on it.
-example_timeout = float(os.environ.get("DP_EXAMPLE_TIMEOUT", "300"))
+skip_matplotlib_if_nothing_runs(EXAMPLES, GALLERY)
+# Seconds an example may run before the build gives up on it (-D example_timeout=3).
+example_timeout = 300

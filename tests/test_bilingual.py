@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from translation.catalogs import is_translated, messages, read, write  # conf/ is on sys.path
+from translation.catalogs import messages, read  # conf/ is on sys.path
 
 TESTS = Path(__file__).resolve().parent
 ROOT_PROJECT = TESTS / "roots" / "bilingual"

@@ -1,6 +1,5 @@
 """One table of languages drives everything: a fourth language is one new row (on a copy)."""
 
-import os
 import re
 import subprocess
 import sys
@@ -8,16 +7,11 @@ import sys
 import pytest
 from bs4 import BeautifulSoup
 
+from conftest import outside_env
 from site_build.project_copy import copy_project
 from languages import LANGUAGES, browser_tags, select
 
 JAPANESE = '''    Language("ja", "ja", "ja", "日本語", "Jpan", "言語を選択"),\n'''
-
-
-def outside_env(**extra):
-    """The environment of commands typed by hand in the copy, not by this session."""
-    env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
-    return {**env, **extra}
 
 
 def make(project, *args, env=None):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from translation.catalogs import is_translated, messages, read, write  # conf/ is on sys.path
+from translation.catalogs import read  # conf/ is on sys.path
 
 PAGES = [
     "index",

@@ -5,13 +5,13 @@ a zh_TW volunteer fixes zh_TW only, checks zh_TW only and previews zh_TW. A
 dropped backquote does not reach the site.
 """
 
-import os
 import re
 import subprocess
 
 import pytest
 from bs4 import BeautifulSoup
 
+from conftest import outside_env
 from site_build.project_copy import copy_project
 from translation.catalogs import is_translated, messages, read, write
 
@@ -20,8 +20,7 @@ TRANSLATION = "這句是翻譯測試加上的。"
 
 
 def make(project, *args):
-    env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
-    return subprocess.run(["make", "--no-print-directory", *args], cwd=project, env=env,
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=project, env=outside_env(),
                           capture_output=True, text=True)  # fmt: skip
 
 

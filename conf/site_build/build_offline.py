@@ -8,9 +8,9 @@ Usage:
                                                          (default both; .readthedocs.yaml's
                                                          build.jobs asks for one at a time)
 
-No example is executed: like the languages that follow the first one in
+No example is executed: like the languages built after the first one in
 ``build_site.py``, these builds read the gallery that the HTML build executed
-(``gallery_reuse.py``), and stop at once, saying so, when it is missing or
+(``-D reuse_gallery=1``, gallery_reuse.py), and stop at once, saying so, when it is missing or
 out of date. The PDF is Sphinx's LaTeX output run through latexmk and xelatex
 with the Noto CJK fonts (``site_extensions/offline_copies.py``). A character that
 no font has fails the build, named with its page. Each file replaces the
@@ -31,15 +31,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
-from site_build.build_site import (  # noqa: E402
-    CONTENT_CHECKS, input_digest, readthedocs_recordings, readthedocs_target, refused,
-    sphinx_build, use_recordings,
-)
-from site_build.checkout_lock import held  # noqa: E402
 from languages import select  # noqa: E402
-from site_extensions.gallery_reuse import WAIT, outdated_gallery  # noqa: E402
+from site_build.build_site import (  # noqa: E402
+    CONTENT_CHECKS, REUSE_GALLERY, input_digest, readthedocs_recordings, readthedocs_target,
+    refused, sphinx_build, use_recordings,
+)  # fmt: skip
+from site_build.checkout_lock import held  # noqa: E402
+from site_extensions.gallery_reuse import outdated_gallery  # noqa: E402
+from site_layout import BUILD, EXAMPLES, GALLERY, ROOT  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 BUILDERS = {"pdf": "latex", "epub": "epub"}
 # "./x.tex:812: Missing character: There is no ☃ (U+2603) in font FreeSerif..."
 MISSING = re.compile(r"^\./(?P<tex>[^:]+):(?P<line>\d+): Missing character: There is no "
@@ -55,7 +55,7 @@ class BuildError(Exception):
 
 def check_gallery():
     """Raise BuildError unless the executed gallery is there and current."""
-    outdated = outdated_gallery(ROOT / "examples", ROOT / "docs" / "auto_examples")
+    outdated = outdated_gallery(EXAMPLES, GALLERY)
     if outdated:
         raise BuildError(
             "the executed gallery (docs/auto_examples) is missing or out of date for "
@@ -123,14 +123,10 @@ def build_one(fmt, lang, dest, work):
     """Build *lang*'s *fmt* copy in *work* and publish it into *dest*; return its path."""
     builder = BUILDERS[fmt]
     outdir, doctrees = work / f"{fmt}-{lang}", work / "doctrees" / f"{fmt}-{lang}"
-    ready = work / "gallery.ready"
-    ready.parent.mkdir(parents=True, exist_ok=True)
-    ready.touch()  # checked above: the gallery is current, read it without waiting
-    env = {**os.environ, WAIT: str(ready)}
     # A fresh output folder: an EPUB packs every file it finds there, and stale
     # LaTeX auxiliaries from another preamble can break the next run.
     shutil.rmtree(outdir, ignore_errors=True)
-    if sphinx_build(lang, outdir, doctrees, env=env, builder=builder) != 0:
+    if sphinx_build(lang, outdir, doctrees, options=REUSE_GALLERY, builder=builder) != 0:
         # The environment may say pages are current that were never written out.
         (doctrees / "environment.pickle").unlink(missing_ok=True)
         raise BuildError(f"Sphinx's {builder} build failed")
@@ -164,11 +160,11 @@ def build_local(fmt, langs, outputs=()):
               file=sys.stderr)
         return 1
     check_gallery()
-    stamps = ROOT / "_build" / "stamps"
+    stamps = BUILD / "stamps"
     stamps.mkdir(parents=True, exist_ok=True)
     failed = []
     for lang in langs:
-        dest, stamp = ROOT / "_build" / fmt / lang, stamps / f"{fmt}-{lang}.sha256"
+        dest, stamp = BUILD / fmt / lang, stamps / f"{fmt}-{lang}.sha256"
         digest = input_digest(lang)
         built = dest.is_dir() and any(dest.iterdir())
         if built and stamp.is_file() and stamp.read_text() == digest:
@@ -177,7 +173,7 @@ def build_local(fmt, langs, outputs=()):
         stamp.unlink(missing_ok=True)
         started = time.monotonic()
         try:
-            report(build_one(fmt, lang, dest, ROOT / "_build" / "offline"), started)
+            report(build_one(fmt, lang, dest, BUILD / "offline"), started)
         except BuildError as err:
             print(f"error: {lang} {fmt}: {err}\n{dest} was left as it was", file=sys.stderr)
             failed.append(lang)
@@ -199,7 +195,7 @@ def build_readthedocs(formats=tuple(BUILDERS)):
     readthedocs_recordings()  # the same output as the HTML build shows
     for fmt in formats:
         started = time.monotonic()
-        report(build_one(fmt, lang, output / fmt, ROOT / "_build" / "offline" / "rtd"), started)
+        report(build_one(fmt, lang, output / fmt, BUILD / "offline" / "rtd"), started)
     return 0
 
 

@@ -10,15 +10,16 @@ in only when Sphinx succeeds, so a failed or interrupted build leaves the
 previous site in place. A catalog gettext would reject stops the build before
 any Sphinx run; a translation that breaks its page (make check's content
 checks, run while the languages build) keeps its language from being
-published. Examples execute once: Sphinx-Gallery skips an example whose
-source is unchanged since it last ran, so the later languages reuse the first
-one's results. All languages start together; the others wait, fully loaded,
-until the first has run the examples, and are then built side by side,
+published. Examples execute once: the first language is built alone, and
+Sphinx-Gallery executes the examples whose source changed since they last
+ran; the others are then built side by side with ``-D reuse_gallery=1``,
 reading the gallery the first one generated without writing to it
 (gallery_reuse.py). The whole run holds the checkout's build lock
 (checkout_lock.py): a second build of the same checkout waits for it. A
 language none of whose inputs (sources, its catalogs, the build machinery)
-changed since its last good build is not rebuilt at all.
+changed since its last good build is not rebuilt at all; when only conf/ or
+the pins changed, Sphinx itself reads every page again (their digest is an
+extension's ``env_version``).
 
 Exit codes: 0 built, 1 a check or a build failed, 2 bad usage.
 """
@@ -37,11 +38,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
+from languages import LANGUAGES, SOURCE, TRANSLATIONS, browser_tags, from_readthedocs, select  # noqa: E402
 from site_build.checkout_lock import held  # noqa: E402
-from languages import LANGUAGES, browser_tags, from_readthedocs, select  # noqa: E402
 from site_extensions.content_security_policy import meta, policy, script_hash  # noqa: E402
+from site_layout import BUILD, CONF, EXAMPLES, GALLERY, LOCALE, ROOT  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+# Reuse the gallery the first language's build executed (gallery_reuse.py).
+REUSE_GALLERY = ["-D", "reuse_gallery=1"]
 SPHINX_OPTS = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
 # Sphinx's progress lines, three languages at once, bury what matters: by
 # default it prints only warnings and errors, and this script says what it
@@ -62,23 +65,22 @@ def refused(langs, checks):
     Only errors refuse a translation: a warning (often a fine translation) is
     left to ``make check``. Each error is printed as ``file:line: [check] message``.
     """
-    translations = [lang for lang in langs if lang != LANGUAGES[0].sphinx]
+    translations = [lang for lang in langs if lang != SOURCE.sphinx]
     if not translations:
         return []
     from translation.run_checks import errors
 
-    problems = errors(translations, ROOT / "locale", checks)
+    problems = errors(translations, LOCALE, checks)
     for problem in problems:
         print(problem, file=sys.stderr, flush=True)
     return sorted({lang for lang in translations for p in problems
-                   if Path(p.path).resolve().is_relative_to(ROOT / "locale" / lang)})  # fmt: skip
+                   if Path(p.path).resolve().is_relative_to(LOCALE / lang)})  # fmt: skip
 
 
 def input_digest(lang):
     """Hash everything a language's pages are made from (not generated files)."""
     digest = hashlib.sha256(" ".join(SPHINX_OPTS).encode())
     digest.update(" ".join(RECORDINGS).encode())  # named by their checksums (outputs.fetch)
-    digest.update(os.environ.get("DP_EXAMPLE_TIMEOUT", "").encode())
     files = [ROOT / "requirements.txt", ROOT / "locale" / "glossary.csv"]
     for folder in ("docs", "examples", "conf", f"locale/{lang}"):
         files += (ROOT / folder).rglob("*")
@@ -89,39 +91,27 @@ def input_digest(lang):
     return digest.hexdigest()
 
 
-def machinery_digest():
-    """Hash what turns sources into pages: conf/ (extensions, templates) and the pins."""
-    digest = hashlib.sha256(" ".join(SPHINX_OPTS).encode())
-    files = [ROOT / "requirements.txt", *(ROOT / "conf").rglob("*")]
-    for path in sorted(files):
-        if path.is_file() and "__pycache__" not in path.parts:
-            digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
-
-
-def sphinx_build(lang, outdir, doctrees, log=None, env=None, builder="html"):
+def sphinx_build(lang, outdir, doctrees, log=None, options=(), builder="html"):
     """Run sphinx-build for *lang*, its output to *log* if given; return its exit code."""
     cmd = [
-        sys.executable, "-m", "sphinx", "-b", builder, "-c", str(ROOT / "conf"),
-        "-D", f"language={lang}", "-d", str(doctrees), *QUIET, *SPHINX_OPTS,
+        sys.executable, "-m", "sphinx", "-b", builder, "-c", str(CONF),
+        "-D", f"language={lang}", "-d", str(doctrees), *QUIET, *SPHINX_OPTS, *options,
         *(["-D", f"recordings={','.join(RECORDINGS)}"] if RECORDINGS else []),
         str(ROOT / "docs"), str(outdir),
     ]  # fmt: skip
     sys.stdout.write(f"--- building {lang} ({builder}) ---\n")  # one write: builds run in threads
     sys.stdout.flush()
     if log is None:
-        return subprocess.run(cmd, cwd=ROOT, env=env).returncode
+        return subprocess.run(cmd, cwd=ROOT).returncode
     with open(log, "w", encoding="utf-8") as out:
-        code = subprocess.run(
-            cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
-        ).returncode
+        code = subprocess.run(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT).returncode
     said = Path(log).read_text("utf-8")
     if said.strip():
         print(f"--- {lang} ---\n" + said, end="", flush=True)
     return code
 
 
-def build_atomically(lang, final, doctrees, log=None, env=None, publishable=lambda: True):
+def build_atomically(lang, final, doctrees, log=None, options=(), publishable=lambda: True):
     """Build *lang* into a staging copy of *final* and swap it in on success.
 
     ``publishable()`` is asked after Sphinx succeeded; False keeps the last good site.
@@ -132,7 +122,7 @@ def build_atomically(lang, final, doctrees, log=None, env=None, publishable=lamb
         shutil.rmtree(leftover, ignore_errors=True)
     if final.is_dir():
         shutil.copytree(final, staging, symlinks=True)  # keeps mtimes: incremental
-    built = sphinx_build(lang, staging, doctrees, log, env) == 0
+    built = sphinx_build(lang, staging, doctrees, log, options) == 0
     if not (built and publishable()):
         shutil.rmtree(staging, ignore_errors=True)
         # The environment may say pages are current that were never published.
@@ -150,7 +140,7 @@ def build_atomically(lang, final, doctrees, log=None, env=None, publishable=lamb
 
 def write_root_index(outdir):
     """Write the page that sends a visitor to the language their browser prefers."""
-    template = (ROOT / "conf" / "_templates" / "root-index.html").read_text("utf-8")
+    template = (CONF / "_templates" / "root-index.html").read_text("utf-8")
     links = "\n".join(
         f'    <li><a href="{lang.sphinx}/index.html" hreflang="{lang.html}" '
         f'lang="{lang.html}">{html.escape(lang.name)}</a></li>'
@@ -164,7 +154,7 @@ def write_root_index(outdir):
                     key=lambda route: -len(route[0]))  # fmt: skip
     page = (template.replace("{{ links }}", links).replace("{{ choose }}", choose)
             .replace("{{ routes }}", json.dumps(routes))
-            .replace("{{ fallback }}", json.dumps(LANGUAGES[0].sphinx)))  # fmt: skip
+            .replace("{{ fallback }}", json.dumps(SOURCE.sphinx)))  # fmt: skip
     script = re.search(r"<script>(.*?)</script>", page, re.S)[1]
     page = page.replace("{{ policy }}", meta(policy([script_hash(script)])))
     (outdir / "index.html").write_text(page, "utf-8")
@@ -188,11 +178,11 @@ def use_recordings(sources, fetched=()):
     labels = {str(copy): source for source, copy in fetched}
     for source in sources:
         try:
-            labels[str(fetch(source, ROOT / "_build" / "recordings"))] = source
+            labels[str(fetch(source, BUILD / "recordings"))] = source
         except OutputsError as err:
             print(f"--- recording not used: {err} ---", flush=True)
     RECORDINGS.extend(labels)
-    _, report = choose(list(labels), ROOT / "examples", labels=labels)
+    _, report = choose(list(labels), EXAMPLES, labels=labels)
     for line in report:
         print(f"--- {line} ---", flush=True)
 
@@ -203,14 +193,13 @@ def build_local(langs, outputs=()):
     *outputs* are recordings (files or URLs) of executed examples to use.
     """
     langs = select(langs)
-    outdir = ROOT / "_build" / "html"
+    outdir = BUILD / "html"
     outdir.mkdir(parents=True, exist_ok=True)
-    stamps = ROOT / "_build" / "stamps"
+    stamps = BUILD / "stamps"
     stamps.mkdir(parents=True, exist_ok=True)
     if outputs:
         use_recordings(outputs)
     todo = []
-    machinery = machinery_digest()
     for lang in langs:
         stamp = stamps / f"{lang}.sha256"
         digest = input_digest(lang)
@@ -219,11 +208,6 @@ def build_local(langs, outputs=()):
             continue
         stamp.unlink(missing_ok=True)
         todo.append((lang, stamp, digest))
-        built_with = stamps / f"{lang}.machinery.sha256"
-        if not built_with.is_file() or built_with.read_text() != machinery:
-            # Sphinx re-reads only changed sources; pages made by other code must all
-            # be made again.
-            (ROOT / "_build" / "doctrees" / lang / "environment.pickle").unlink(missing_ok=True)
     # Only what will be rebuilt: the others' catalogs passed at their last build.
     broken = refused([lang for lang, _, _ in todo], {"syntax"})
     if broken:
@@ -231,15 +215,14 @@ def build_local(langs, outputs=()):
               " nothing was built", file=sys.stderr)  # fmt: skip
         return 1
 
-    def build(lang, stamp, digest, log=None, env=None):
+    def build(lang, stamp, digest, log=None, options=()):
         start = time.monotonic()
         ok = build_atomically(
-            lang, outdir / lang, ROOT / "_build" / "doctrees" / lang, log, env,
+            lang, outdir / lang, BUILD / "doctrees" / lang, log, options,
             publishable=lambda: lang not in checked.result(),
         )  # fmt: skip
         if ok:
             stamp.write_text(digest)
-            (stamps / f"{lang}.machinery.sha256").write_text(machinery)
             page = os.path.relpath(outdir / lang / "index.html")
             print(f"--- {lang}: published in {time.monotonic() - start:.0f} s: {page} ---",
                   flush=True)  # fmt: skip
@@ -248,36 +231,30 @@ def build_local(langs, outputs=()):
     if not todo:
         write_root_index(outdir)
         return 0
-    # All languages start at once, so that the others load Sphinx, jieba and
-    # the extensions while the first one executes the changed examples. They
-    # wait (example_guard.wait_for_examples) until the first has run them all
-    # and touched READY, then reuse the results, each logging to its own file.
-    examples, gallery = ROOT / "examples", ROOT / "docs" / "auto_examples"
+    # The first language executes the changed examples; the others then reuse
+    # its gallery, side by side, each logging to its own file.
     from site_extensions.gallery_reuse import stale_examples  # imports Sphinx: only now
 
-    changed = stale_examples(examples, gallery)
+    changed = stale_examples(EXAMPLES, GALLERY)
     said = f"--- {todo[0][0]} executes {len(changed)} example(s)"
     said += f": {', '.join(changed)}" if changed else ""
     said += "; the other languages reuse its results" if len(todo) > 1 else ""
     print(said + " ---", flush=True)
-    ready = stamps / "gallery.ready"
-    failed = stamps / "gallery.ready.failed"
-    for marker in (ready, failed):
-        marker.unlink(missing_ok=True)
-    with ThreadPoolExecutor(max_workers=len(todo) + 1) as pool:
+    with ThreadPoolExecutor(max_workers=len(todo)) as pool:
         checked = pool.submit(refused, [lang for lang, _, _ in todo], CONTENT_CHECKS)
-        lead = pool.submit(build, *todo[0], None, {**os.environ, "DP_GALLERY_READY": str(ready)})
-        follow = {**os.environ, "DP_GALLERY_WAIT": str(ready)}
-        jobs = [pool.submit(build, *job, stamps / f"{job[0]}.log", follow) for job in todo[1:]]
-        if not lead.result() and not ready.exists():
-            failed.touch()  # the waiting languages stop and keep their last good site
-        results = [lead.result()] + [job.result() for job in jobs]
-    for marker in (ready, failed):
-        marker.unlink(missing_ok=True)
+        results = [build(*todo[0])]
+        if results[0]:
+            jobs = [pool.submit(build, *job, stamps / f"{job[0]}.log", REUSE_GALLERY)
+                    for job in todo[1:]]  # fmt: skip
+            results += [job.result() for job in jobs]
+        else:
+            for lang, _, _ in todo[1:]:  # they keep their last good site
+                print(f"--- {lang} ---\nnot built: the first language's build failed before its"
+                      " examples ran", flush=True)  # fmt: skip
     if checked.result():
         print(f"`make check LANGUAGES=\"{' '.join(checked.result())}\"` lists the problems"
               " that kept them from being published", file=sys.stderr)  # fmt: skip
-    if not all(results):
+    if not all(results) or len(results) < len(todo):
         return 1
     write_root_index(outdir)
     return 0
@@ -296,7 +273,7 @@ def readthedocs_recordings():
 
     commit = os.environ.get("READTHEDOCS_GIT_COMMIT_HASH", "unknown")
     try:
-        found = published(templates, commit, ROOT / "_build" / "recordings")
+        found = published(templates, commit, BUILD / "recordings")
     except OutputsError as err:
         print(f"--- recording not used: {err} ---", flush=True)
         return
@@ -328,7 +305,7 @@ def build_readthedocs():
         return 1
     readthedocs_recordings()
     output.mkdir(parents=True, exist_ok=True)
-    ok = build_atomically(lang, output / "html", ROOT / "_build" / "doctrees" / f"rtd-{lang}")
+    ok = build_atomically(lang, output / "html", BUILD / "doctrees" / f"rtd-{lang}")
     return 0 if ok else 1
 
 
@@ -371,9 +348,8 @@ def build_pull_request(output):
         return 1
     site = output / "html"
     shutil.rmtree(site, ignore_errors=True)
-    shutil.copytree(ROOT / "_build" / "html", site, symlinks=True)
-    langs = [lang.sphinx for lang in LANGUAGES[1:]]
-    write_review(base, langs, ROOT / "locale", site, ROOT / "_build" / "doctrees" / "en",
+    shutil.copytree(BUILD / "html", site, symlinks=True)
+    write_review(base, TRANSLATIONS, LOCALE, site, BUILD / "doctrees" / SOURCE.sphinx,
                  site / "review")  # fmt: skip
     print((site / "review" / "summary.md").read_text("utf-8"))
     return 0

@@ -94,6 +94,8 @@ def snapshot(root):
 
 def warm_up(lang):
     """Import what every rebuild needs, once, in the process that forks them."""
+    from languages import by_sphinx_code
+
     import docutils.parsers.rst  # noqa: F401
     import furo  # noqa: F401
     import myst_parser.parsers.sphinx_  # noqa: F401
@@ -105,7 +107,7 @@ def warm_up(lang):
     import sphinx_design  # noqa: F401
     import sphinx_gallery.gen_gallery  # noqa: F401
 
-    if lang.startswith("zh"):
+    if by_sphinx_code(lang).chinese:
         import jieba
         import sphinx.search.zh  # noqa: F401
 

@@ -21,6 +21,7 @@ from sphinx.transforms import SphinxTransform
 from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import extract_messages
 
+from languages import SOURCE
 from translation.catalogs import is_translated, messages, read
 
 from .offline_copies import is_offline
@@ -33,8 +34,8 @@ SKIP_INSIDE = ("sphx-glr-download",)
 
 
 def is_translated_build(config):
-    """Return True when the build translates (any language but English)."""
-    return bool(config.language) and config.language != "en"
+    """Return True when the build translates (any language but the source's)."""
+    return bool(config.language) and config.language != SOURCE.sphinx
 
 
 def catalog_entries(env, docname):

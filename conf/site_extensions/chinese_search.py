@@ -43,7 +43,7 @@ def glossary_terms(glossary, language):
 
 def configure_search(app, config):
     """For a Chinese build, search with jieba, the glossary as its user dictionary."""
-    if by_sphinx_code(config.language).script not in ("Hans", "Hant"):
+    if not by_sphinx_code(config.language).chinese:
         return
     # Without jieba, Sphinx silently indexes no Chinese at all: insist on it.
     import jieba

@@ -1,16 +1,11 @@
-"""Fail the build at once if an example failed, hung, or silently did not run.
+"""Fail the build at once if an example failed, hung, or silently did not run."""
 
-When the gallery is complete, the build that generated it (build_site.py's
-lead) touches ``DP_GALLERY_READY``, which releases the other languages.
-"""
-
-import os
 import signal
 from pathlib import Path
 
 from sphinx.errors import ExtensionError
 
-from .gallery_reuse import is_follower
+from .gallery_reuse import gallery_dirs
 
 _config = {"timeout": 300.0}
 
@@ -32,7 +27,7 @@ def arm_timeout(gallery_conf, fname, when):
     def on_alarm(signum, frame):
         raise ExampleTimeout(
             f"example {name} ran longer than {limit:g} s and was stopped "
-            "(set DP_EXAMPLE_TIMEOUT to change the limit)"
+            "(-D example_timeout=SECONDS changes the limit)"
         )
 
     signal.signal(signal.SIGALRM, on_alarm)
@@ -50,21 +45,17 @@ def check_examples(app):
             f"{Path(path).name} failed:\n{trace}" for path, trace in failing.items()
         )
         raise ExtensionError("example(s) failed, no HTML written\n" + report)
-    if is_follower():
+    if app.config.reuse_gallery:
         return  # it generated nothing; gallery_reuse.py checks what it reuses
     ran = {Path(p).name for p in conf["passing_examples"] + conf["stale_examples"]}
-    examples = sorted(Path(app.srcdir, conf["examples_dirs"]).glob("*.py"))
-    missing = [p.name for p in examples if p.name not in ran]
+    missing = [p.name for p in sorted(gallery_dirs(app)[0].glob("*.py")) if p.name not in ran]
     if missing:
         raise ExtensionError("example(s) did not run: " + ", ".join(missing))
-    ready = os.environ.get("DP_GALLERY_READY")
-    if ready:
-        Path(ready).touch()  # the followers waiting in gallery_reuse.py go on
 
 
 def setup(app):
     """Register the timeout setting and the post-gallery check."""
-    app.add_config_value("example_timeout", 300.0, "")
+    app.add_config_value("example_timeout", 300, "", types=[int])
     app.connect(
         "config-inited",
         lambda app, config: _config.update(timeout=float(config.example_timeout)),

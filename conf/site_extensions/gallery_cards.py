@@ -68,11 +68,6 @@ def describe_figures(app, doctree):
             figure["alt"] = text
 
 
-def _gallery(app):
-    dirs = app.config.sphinx_gallery_conf["gallery_dirs"]
-    return dirs if isinstance(dirs, str) else dirs[0]
-
-
 def thumbnail_alt(doctree, source):
     """The alt text of the figure that the thumbnail of *source*'s page shows ('' if none)."""
     number = 1
@@ -95,7 +90,7 @@ class TranslateCards(SphinxPostTransform):
     builders = ("html", "dirhtml", "singlehtml", "epub")
 
     def run(self, **kwargs):
-        examples = Path(self.env.srcdir, self.config.sphinx_gallery_conf["examples_dirs"])
+        examples = Path(self.env.srcdir, self.config.examples_folder)
         for card in list(self.document.findall(nodes.raw)):
             if CARD not in card.astext():
                 continue
@@ -136,7 +131,7 @@ def rewrite_index(app, env):
     """Rewrite the gallery index when one of its examples was read again."""
     read = getattr(env, "dp_cards_read", set())
     env.dp_cards_read = set()
-    gallery = _gallery(app)
+    gallery = app.config.gallery_folder
     index = f"{gallery}/index"
     examples = {doc for doc in read if doc.startswith(gallery + "/") and doc != index}
     return [index] if examples and index in env.found_docs else []

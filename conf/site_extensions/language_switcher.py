@@ -2,7 +2,7 @@
 
 import posixpath
 
-from languages import by_sphinx_code
+from languages import SOURCE, by_sphinx_code
 
 
 def page_links(pagename, current, language_dirs, languages):
@@ -50,7 +50,7 @@ def add_links(app, pagename, templatename, context, doctree):
         f'<link rel="alternate" hreflang="{lang.html}" href="{href}" />'
         for lang, href, _ in links
     ]
-    default = next(href for lang, href, _ in links if lang.sphinx == "en")
+    default = next(href for lang, href, _ in links if lang == SOURCE)
     tags.append(f'<link rel="alternate" hreflang="x-default" href="{default}" />')
     context["metatags"] = context.get("metatags", "") + "\n".join(tags) + "\n"
 

@@ -5,7 +5,13 @@ links and the page titles in them. On an incremental build Sphinx rewrites
 only the pages whose sources changed, so renaming a page (in English or in a
 translation) or changing a toctree left the old title or order in every other
 page. This extension notices such a change and marks every page for writing.
+
+Pages are made by our code too: when conf/ or the pins change, Sphinx reads
+and writes every page again, since this extension's ``env_version`` is their
+digest (site_layout.machinery_version).
 """
+
+from site_layout import machinery_version
 
 
 def _navigation(env):
@@ -32,4 +38,5 @@ def rewrite_all_if_changed(app, env):
 def setup(app):
     app.connect("env-before-read-docs", remember)
     app.connect("env-get-updated", rewrite_all_if_changed)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "env_version": machinery_version(), "parallel_read_safe": True,
+            "parallel_write_safe": True}  # fmt: skip

@@ -95,16 +95,12 @@ def execution_facts():
     return facts
 
 
-def _gallery(dirs):
-    """The gallery folder (relative to the source folder): the config allows a list."""
-    return dirs if isinstance(dirs, str) else dirs[0]
-
-
 def record(gallery_conf, fname, when):
     """Sphinx-Gallery ``reset_modules`` hook: after an example ran, write its record."""
     if fname is None or when != "after":
         return
-    gallery = Path(gallery_conf["src_dir"], _gallery(gallery_conf["gallery_dirs"]))
+    folders = gallery_conf["gallery_dirs"]
+    gallery = Path(gallery_conf["src_dir"], folders if isinstance(folders, str) else folders[0])
     target = gallery / (Path(fname).stem + ".provenance.json")
     target.write_text(json.dumps(execution_facts(), indent=1, sort_keys=True) + "\n", "utf-8")
 
@@ -129,8 +125,7 @@ def sentence(header, facts, recorded):
 
 def _record_file(app, docname):
     """The execution record of a gallery page, or None for other pages."""
-    gallery = _gallery(app.config.sphinx_gallery_conf["gallery_dirs"])
-    if not docname.startswith(gallery + "/"):
+    if not docname.startswith(app.config.gallery_folder + "/"):
         return None
     return Path(app.srcdir, docname + ".provenance.json")
 

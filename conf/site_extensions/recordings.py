@@ -173,18 +173,12 @@ def cells_of(doctree):
     return cells
 
 
-def _folder(app, key):
-    """The gallery's (or the examples') folder: the config allows a list."""
-    value = app.config.sphinx_gallery_conf[key]
-    return value if isinstance(value, str) else value[0]
-
-
 def _gallery_source(app, docname):
     """The example an executed gallery page was made from, or None for other pages."""
-    gallery = _folder(app, "gallery_dirs")
+    gallery = app.config.gallery_folder
     if not docname.startswith(gallery + "/"):
         return None
-    source = Path(app.srcdir, _folder(app, "examples_dirs"), docname[len(gallery) + 1 :] + ".py")
+    source = Path(app.srcdir, app.config.examples_folder, docname[len(gallery) + 1 :] + ".py")
     return source if source.is_file() else None
 
 
@@ -200,7 +194,7 @@ def load(app):
     app.dp_recorded, app.dp_cells = {}, {}
     paths = [p for p in app.config.recordings if p]
     if paths:
-        app.dp_recorded, report = choose(paths, Path(app.srcdir, _folder(app, "examples_dirs")))
+        app.dp_recorded, report = choose(paths, Path(app.srcdir, app.config.examples_folder))
         for line in report:
             logger.info(line)
 

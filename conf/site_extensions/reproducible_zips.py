@@ -7,20 +7,17 @@ only thing that made two otherwise identical builds differ byte for byte.
 import os
 import time
 import zipfile
-from pathlib import Path
 
-from .gallery_reuse import is_follower
+from .gallery_reuse import gallery_dirs
 
 
 def normalise_zips(app):
     """With SOURCE_DATE_EPOCH set, give every gallery zip entry that date."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if not epoch or is_follower():
-        return  # a follower only reads the lead's gallery
+    if not epoch or app.config.reuse_gallery:
+        return  # a build reusing the gallery only reads it
     stamp = time.gmtime(int(epoch))[:6]
-    dirs = app.config.sphinx_gallery_conf["gallery_dirs"]
-    dirs = [dirs] if isinstance(dirs, str) else dirs
-    for archive in sorted(p for d in dirs for p in Path(app.srcdir, d).glob("*.zip")):
+    for archive in sorted(gallery_dirs(app)[1].glob("*.zip")):
         with zipfile.ZipFile(archive) as old:
             entries = [(info, old.read(info)) for info in old.infolist()]
         with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as new:

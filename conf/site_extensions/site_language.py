@@ -3,7 +3,7 @@
 import html
 import os
 
-from languages import by_sphinx_code
+from languages import SOURCE, by_sphinx_code
 from site_extensions.interface_strings import _, offer
 
 
@@ -32,14 +32,14 @@ def translated_site_title(app, pagename, templatename, context, doctree):
     Escaped: the theme writes ``docstitle`` as HTML (it is ``html_title``),
     and a translated title's text may hold ``<``.
     """
-    if app.config.language != "en" and app.config.root_doc in app.env.titles:
+    if app.config.language != SOURCE.sphinx and app.config.root_doc in app.env.titles:
         context["docstitle"] = html.escape(app.env.titles[app.config.root_doc].astext())
 
 
 def translated_copyright(app, pagename, templatename, context, doctree):
     """Name the authors in the footer's copyright line in the page's language."""
     author = app.config.author
-    if app.config.language != "en" and author and author in context.get("copyright", ""):
+    if app.config.language != SOURCE.sphinx and author and author in context.get("copyright", ""):
         context["copyright"] = context["copyright"].replace(author, _(author))
 
 

@@ -15,9 +15,9 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from site_layout import ROOT
 from translation.catalogs import CatalogError, english, language_catalogs, messages, parse, read
 
-ROOT = Path(__file__).resolve().parents[2]
 PAIRING = 0.6  # how alike two msgids must be to count as one sentence edited
 
 
@@ -27,7 +27,10 @@ class ReviewError(Exception):
 
 def git(*args, cwd=ROOT):
     """Run git; return its output, or raise ReviewError with git's own message."""
-    result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    try:
+        result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    except OSError as err:  # no git at all
+        raise ReviewError(f"cannot run git: {err.strerror}") from None
     if result.returncode != 0:
         raise ReviewError(result.stderr.strip() or f"git {' '.join(args)} failed")
     return result.stdout
@@ -62,6 +65,21 @@ def resolve_base(revision=None, cwd=ROOT):
 
 
 # -- Comparing catalogs ------------------------------------------------------
+
+
+def changed_parts(before, after):
+    """How the tokens *after* differ from *before*: [("same"|"removed"|"added", tokens)]."""
+    parts = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after,
+                                                      autojunk=False).get_opcodes():  # fmt: skip
+        if op == "equal":
+            parts.append(("same", after[j1:j2]))
+            continue
+        if i2 > i1:
+            parts.append(("removed", before[i1:i2]))
+        if j2 > j1:
+            parts.append(("added", after[j1:j2]))
+    return parts
 
 
 def entries(catalog):

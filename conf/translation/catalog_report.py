@@ -14,7 +14,6 @@ Exit codes: 0 reported, 2 bad usage.
 """
 
 import argparse
-import difflib
 import os
 import sys
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from languages import select  # noqa: E402
+from translation.catalog_diff import changed_parts  # noqa: E402
 from translation.catalogs import is_translated, language_catalogs, messages, msgstr_line, read  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,24 +83,20 @@ def word_diff(old, new, color=False, context=6):
 
     Unchanged runs longer than 2 * *context* words are shortened to "…".
     """
-    before, after = old.split(), new.split()
-    marks = ("\033[31m[-", "-]\033[0m", "\033[32m{+", "+}\033[0m") if color else (
-        "[-", "-]", "{+", "+}")  # fmt: skip
-    parts = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after).get_opcodes():
-        if op == "equal":
-            same = after[j1:j2]
-            if len(same) > 2 * context:
-                head = same[:context] if parts else []
-                tail = same[-context:] if j2 < len(after) else []
-                same = [*head, "…", *tail]
-            parts += same
-            continue
-        if i2 > i1:
-            parts.append(marks[0] + " ".join(before[i1:i2]) + marks[1])
-        if j2 > j1:
-            parts.append(marks[2] + " ".join(after[j1:j2]) + marks[3])
-    return " ".join(parts)
+    marks = {"removed": ("\033[31m[-", "-]\033[0m"), "added": ("\033[32m{+", "+}\033[0m")} if (
+        color) else {"removed": ("[-", "-]"), "added": ("{+", "+}")}  # fmt: skip
+    changes = changed_parts(old.split(), new.split())
+    words = []
+    for index, (kind, tokens) in enumerate(changes):
+        if kind != "same":
+            words.append(marks[kind][0] + " ".join(tokens) + marks[kind][1])
+        elif len(tokens) > 2 * context:
+            head = tokens[:context] if index else []
+            tail = tokens[-context:] if index < len(changes) - 1 else []
+            words += [*head, "…", *tail]
+        else:
+            words += tokens
+    return " ".join(words)
 
 
 def review(locale_dir, lang, color=False):

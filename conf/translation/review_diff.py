@@ -29,7 +29,6 @@ usage (an unknown revision, no ``main`` and no REV, not a git repository).
 """
 
 import argparse
-import difflib
 import html
 import os
 import pickle
@@ -39,11 +38,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
-from languages import by_sphinx_code, select  # noqa: E402
+from languages import SOURCE, by_sphinx_code, select  # noqa: E402
 from site_extensions.content_security_policy import meta, policy  # noqa: E402
 from translation.catalog_diff import (  # noqa: E402
-    ReviewError, attach_findings, keep_changed, resolve_base, review_language, state,
-    translation, unchanged_catalogs,
+    ReviewError, attach_findings, changed_parts, keep_changed, resolve_base, review_language,
+    state, translation, unchanged_catalogs,
 )  # fmt: skip
 from translation.catalogs import CatalogError  # noqa: E402
 from translation.run_checks import CHECKS, run_checks  # noqa: E402
@@ -150,26 +149,22 @@ def sort_pages(pages, doctrees):
 
 def _tokens(text, lang):
     """Split *text* for a diff: words for English, single characters for Chinese."""
-    if lang.startswith("zh"):
+    if not by_sphinx_code(lang).spaced:
         return re.findall(r"[A-Za-z0-9_]+|\s+|.", text, re.DOTALL)
     return re.findall(r"\s+|\S+", text)
 
 
 def diff_html(old, new, lang):
     """Return *new* as escaped HTML with what changed from *old* marked as <del>/<ins>."""
-    before, after = _tokens(old, lang), _tokens(new, lang)
+    tags = {"removed": "del", "added": "ins"}
     parts = []
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            parts.append(html.escape("".join(after[j1:j2])))
-            continue
-        if i2 > i1:
-            parts.append(f'<del><span class="visually-hidden">removed: </span>'
-                         f'{html.escape("".join(before[i1:i2]))}</del>')  # fmt: skip
-        if j2 > j1:
-            parts.append(f'<ins><span class="visually-hidden">added: </span>'
-                         f'{html.escape("".join(after[j1:j2]))}</ins>')  # fmt: skip
+    for kind, tokens in changed_parts(_tokens(old, lang), _tokens(new, lang)):
+        text = html.escape("".join(tokens))
+        if kind == "same":
+            parts.append(text)
+        else:
+            parts.append(f'<{tags[kind]}><span class="visually-hidden">{kind}: </span>{text}'
+                         f"</{tags[kind]}>")  # fmt: skip
     return "".join(parts)
 
 
@@ -195,7 +190,7 @@ def render_change(change, page):
     where = f"{os.path.relpath(page.path, ROOT)}:{change.new.lineno}" if change.new else (
         f"{os.path.relpath(page.path, ROOT)} (at the base)")  # fmt: skip
     rows = [
-        ("English", "en", _text(change.old_english, change.new_english, "en")),
+        ("English", SOURCE.html, _text(change.old_english, change.new_english, SOURCE.sphinx)),
         ("Translation", lang.html, _text(old_text or None, new_text or None, page.lang)),
     ]
     findings = "".join(f"<li><code>[{html.escape(p.check)}]</code> {html.escape(p.message)}"
@@ -391,7 +386,7 @@ def main(argv=None):
     parser.add_argument("languages", nargs="*", metavar="LANG")
     parser.add_argument("--base", help="the revision to compare with (default: merge base with main)")
     parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
-    parser.add_argument("--doctrees", type=Path, default=ROOT / "_build" / "doctrees" / "en")
+    parser.add_argument("--doctrees", type=Path, default=ROOT / "_build" / "doctrees" / SOURCE.sphinx)
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "review")
     parser.add_argument("--pot-dir", type=Path, help="check out-of-sync against these .pot files")
     parser.add_argument("--locale-dir", type=Path, default=ROOT / "locale")

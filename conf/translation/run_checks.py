@@ -66,7 +66,7 @@ from translation.checks.common import (  # noqa: E402
 )  # fmt: skip
 from translation.checks.parsing import SYNTAXES  # noqa: E402
 from translation.checks.project import Project  # noqa: E402
-from translation.catalogs import messages, msgstr_line  # noqa: E402
+from translation.catalogs import language_catalogs, messages, msgstr_line  # noqa: E402
 
 ENTRY_CHECKS = {
     "markup": markup.check,
@@ -139,7 +139,7 @@ def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=G
             if "out-of-sync" in selected:
                 problems += sync.check(Path(pot_dir), locale_dir / lang / "LC_MESSAGES",
                                        project.load)  # fmt: skip
-            for po_path in sorted((locale_dir / lang / "LC_MESSAGES").rglob("*.po")):
+            for po_path in language_catalogs(locale_dir, lang).values():
                 problems += check_catalog(po_path, lang, selected, project)
             if "syntax" in selected and (locale_dir / lang).is_dir():
                 problems += syntax.committed_compiled(locale_dir / lang)

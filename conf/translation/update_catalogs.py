@@ -28,12 +28,12 @@ Exit codes: 0 done, 1 a catalog cannot be read, 2 bad usage.
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from languages import select  # noqa: E402
+from translation.catalog_diff import ReviewError, git  # noqa: E402
 from translation.catalogs import CatalogError, messages, parse, read, text, write  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,10 +71,8 @@ def key(message):
 def committed(po):
     """The text of *po* at git's HEAD, or None (not in a repository, not committed)."""
     try:
-        rel = po.resolve().relative_to(ROOT).as_posix()
-        return subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout  # fmt: skip
-    except (ValueError, OSError, subprocess.CalledProcessError):
+        return git("show", f"HEAD:{po.resolve().relative_to(ROOT).as_posix()}")
+    except (ValueError, ReviewError):
         return None
 
 
