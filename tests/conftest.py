@@ -101,6 +101,48 @@ def site():
     return ROOT / "_build" / "html"
 
 
+MINI = ROOT / "tests" / "roots" / "mini-site"
+
+
+def mini_copy(dest):
+    """A project at *dest* made of this checkout's conf/, Makefile and pins and the mini site.
+
+    The mini site (tests/roots/mini-site) has one page, one tiny tutorial and
+    their catalogs: the build machinery runs on it in seconds. The copy shares
+    the repository's .venv and its glossary.
+    """
+    dest = Path(dest)
+    shutil.copytree(ROOT / "conf", dest / "conf", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("docs", "examples", "locale"):
+        shutil.copytree(MINI / name, dest / name)
+    for name in ("Makefile", "requirements.txt", "locale/glossary.csv"):
+        shutil.copy2(ROOT / name, dest / name)  # keeps the pins' mtime: make reuses .venv
+    (dest / ".venv").symlink_to(ROOT / ".venv")
+    return dest
+
+
+def outside_env(**extra):
+    """The environment of a command typed by hand, not started by this test session."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
+    return {**env, **extra}
+
+
+@pytest.fixture(scope="session")
+def mini_built(tmp_path_factory):
+    """The mini site, built once in every language: the last good site of its copies."""
+    project = mini_copy(tmp_path_factory.mktemp("mini") / "project")
+    result = subprocess.run([sys.executable, "conf/site_build/build_site.py", "html"], cwd=project,
+                            capture_output=True, text=True, env=outside_env())  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return project
+
+
+@pytest.fixture
+def mini_site(mini_built, tmp_path):
+    """A copy of the built mini site: its sources, executed gallery and last good sites."""
+    return Path(shutil.copytree(mini_built, tmp_path / "project", symlinks=True))
+
+
 @pytest.fixture(scope="session")
 def languages():
     """The site's languages."""

@@ -6,16 +6,16 @@ import subprocess
 import pytest
 from bs4 import BeautifulSoup
 
-from site_build.project_copy import copy_project
+from conftest import mini_copy
 
 GETTEXT_PROGRAMS = ("msgfmt", "msgmerge", "msgcat", "msgattrib", "msginit", "msgunfmt", "xgettext")
 
 
 @pytest.fixture(scope="module")
-def no_gettext(site, tmp_path_factory):
-    """A project copy, and an environment whose PATH has everything but GNU gettext."""
+def no_gettext(tmp_path_factory):
+    """A mini site, and an environment whose PATH has everything but GNU gettext."""
     tmp = tmp_path_factory.mktemp("no-gettext")
-    project = copy_project(tmp / "project")
+    project = mini_copy(tmp / "project")
     shadow = tmp / "bin"
     shadow.mkdir()
     for folder in os.environ["PATH"].split(os.pathsep):
@@ -41,8 +41,12 @@ def make(project, env, *args):
 def test_make_html_builds_every_language_without_gettext(no_gettext):
     project, env = no_gettext
     index = project / "docs" / "index.md"
-    index.write_text(index.read_text("utf-8") + "\nBuilt on a machine without gettext.\n")
-    result = make(project, env, "html", "LANGUAGES=en zh_TW")
+    good = index.read_text("utf-8")
+    try:
+        index.write_text(good + "\nBuilt on a machine without gettext.\n")
+        result = make(project, env, "html", "LANGUAGES=en zh_TW")
+    finally:
+        index.write_text(good, "utf-8")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     page = (project / "_build/html/zh_TW/index.html").read_text("utf-8")
     assert "Built on a machine without gettext." in page
