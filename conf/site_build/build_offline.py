@@ -36,7 +36,7 @@ from site_build.build_site import (  # noqa: E402
     CONTENT_CHECKS, REUSE_GALLERY, input_digest, readthedocs_recordings, readthedocs_target,
     refused, sphinx_build, use_recordings,
 )  # fmt: skip
-from site_build.checkout_lock import held  # noqa: E402
+from site_build.checkout_lock import run_held  # noqa: E402
 from site_extensions.gallery_reuse import outdated_gallery  # noqa: E402
 from site_layout import BUILD, EXAMPLES, GALLERY, ROOT  # noqa: E402
 
@@ -208,23 +208,14 @@ def main(argv=None):
     parser.add_argument("--outputs", nargs="+", default=[], metavar="FILE_OR_URL",
                         help="recorded example output to use (make outputs)")
     args = parser.parse_args(argv)
-    what = os.environ.get("DP_COMMAND") or f"build_offline.py {args.mode}"
-    try:
-        with held(ROOT, what):  # one build at a time in this checkout
-            if args.mode == "readthedocs":
-                unknown = set(args.languages) - set(BUILDERS)
-                if unknown:
-                    parser.error(f"readthedocs builds pdf or epub, not {', '.join(sorted(unknown))}")
-                return build_readthedocs(args.languages or tuple(BUILDERS))
-            return build_local(args.mode, args.languages, args.outputs)
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except BuildError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
+    if args.mode == "readthedocs":
+        unknown = set(args.languages) - set(BUILDERS)
+        if unknown:
+            parser.error(f"readthedocs builds pdf or epub, not {', '.join(sorted(unknown))}")
+        work = lambda: build_readthedocs(args.languages or tuple(BUILDERS))  # noqa: E731
+    else:
+        work = lambda: build_local(args.mode, args.languages, args.outputs)  # noqa: E731
+    return run_held(f"build_offline.py {args.mode}", work, failures=BuildError)
 
 
 if __name__ == "__main__":

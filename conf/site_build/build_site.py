@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from languages import LANGUAGES, SOURCE, TRANSLATIONS, browser_tags, from_readthedocs, select  # noqa: E402
-from site_build.checkout_lock import held  # noqa: E402
+from site_build.checkout_lock import run_held  # noqa: E402
 from site_extensions.content_security_policy import meta, policy, script_hash  # noqa: E402
 from site_layout import BUILD, CONF, EXAMPLES, GALLERY, LOCALE, ROOT  # noqa: E402
 
@@ -363,17 +363,9 @@ def main(argv=None):
     parser.add_argument("--outputs", nargs="+", default=[], metavar="FILE_OR_URL",
                         help="recorded example output to use (make outputs)")
     args = parser.parse_args(argv)
-    what = os.environ.get("DP_COMMAND") or f"build_site.py {args.mode}"
-    try:
-        with held(ROOT, what):  # one build at a time in this checkout
-            if args.mode == "readthedocs":
-                return build_readthedocs()
-            return build_local(args.languages, args.outputs)
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+    if args.mode == "readthedocs":
+        return run_held("build_site.py readthedocs", build_readthedocs)
+    return run_held("build_site.py html", lambda: build_local(args.languages, args.outputs))
 
 
 if __name__ == "__main__":

@@ -111,17 +111,33 @@ def setup(app):
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
+def run_held(what, work, failures=()):
+    """Return ``work()``'s exit code, run holding this checkout's lock.
+
+    A ValueError (bad usage) is printed and exits 2, an exception of
+    *failures* 1, Ctrl-C 130. ``$DP_COMMAND`` (the Makefile's target) names
+    the holder, else *what*.
+    """
+    try:
+        with held(ROOT, os.environ.get("DP_COMMAND") or what):
+            return work()
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except failures as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
 def main(argv=None):
     """Run a command under the lock: ``checkout_lock.py WHAT -- COMMAND...``."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) < 3 or argv[1] != "--":
         print(__doc__, file=sys.stderr)
         return 2
-    try:
-        with held(ROOT, argv[0]):
-            return subprocess.run(argv[2:]).returncode
-    except KeyboardInterrupt:
-        return 130
+    return run_held(argv[0], lambda: subprocess.run(argv[2:]).returncode)
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 ``build_site.py`` builds the first language alone: Sphinx-Gallery executes
 the changed examples and writes their pages into ``docs/auto_examples/``.
 Then it builds the others side by side with ``-D reuse_gallery=1``: in them
-Sphinx-Gallery is given no folder to generate (its configuration is emptied
-before it reads it), so no two processes ever write the same generated file
+Sphinx-Gallery is given no folder to generate (its configuration's folders
+are emptied just while it generates, and put back before Sphinx compares or
+saves the configuration), so no two processes ever write the same generated file
 (two languages regenerating the gallery's index at once used to remove each
 other's ``index.rst.new``), and each checks instead that every example's page
 is there and was made from the current source. The PDF and EPUB builds
@@ -62,11 +63,22 @@ def gallery_dirs(app):
     return Path(app.srcdir, app.config.examples_folder), Path(app.srcdir, app.config.gallery_folder)
 
 
-def generate_nothing(app, config):
+FOLDERS = ("examples_dirs", "gallery_dirs")
+_hidden = {}  # Sphinx-Gallery's folders while they are hidden from it
+
+
+def hide_folders(app):
     """When reusing the gallery, give Sphinx-Gallery no folder to generate."""
-    if config.reuse_gallery:
-        config.sphinx_gallery_conf = {**config.sphinx_gallery_conf, "examples_dirs": [],
-                                      "gallery_dirs": []}  # fmt: skip
+    if app.config.reuse_gallery:
+        conf = app.config.sphinx_gallery_conf
+        _hidden.update((key, conf[key]) for key in FOLDERS)
+        conf.update(dict.fromkeys(FOLDERS, []))
+
+
+def show_folders(app):
+    """Put them back: this build's configuration is the same as any other's."""
+    app.config.sphinx_gallery_conf.update(_hidden)
+    _hidden.clear()
 
 
 def check_gallery_is_current(app):
@@ -85,7 +97,8 @@ def setup(app):
     app.add_config_value("examples_folder", "../examples", "env", types=[str])
     app.add_config_value("gallery_folder", "auto_examples", "env", types=[str])
     app.add_config_value("reuse_gallery", False, "", types=[bool])
-    app.connect("config-inited", generate_nothing, priority=5)  # Sphinx-Gallery reads it at 10
-    # Where Sphinx-Gallery generates the gallery (priority 500).
+    # Around Sphinx-Gallery's generation (builder-inited, priority 500).
+    app.connect("builder-inited", hide_folders, priority=450)
     app.connect("builder-inited", check_gallery_is_current, priority=500)
+    app.connect("builder-inited", show_folders, priority=550)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

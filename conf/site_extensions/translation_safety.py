@@ -116,7 +116,8 @@ def catalog_files(srcdir, config, domain):
 
 def msgstr_location(po, message):
     """Return ``catalog:line`` of *message*'s msgstr."""
-    return f"{po}:{msgstr_line(po.read_text('utf-8').splitlines(), message)}"
+    lines = po.read_text("utf-8").split("\n")
+    return f"{po}:{msgstr_line(lines, message)}"
 
 
 def catalog_entry(srcdir, config, domain, msgid):

@@ -104,7 +104,7 @@ def review(locale_dir, lang, color=False):
     todo = Counts()
     for path in language_catalogs(locale_dir, lang).values():
         shown = os.path.relpath(path)
-        lines = path.read_text("utf-8").splitlines()
+        lines = path.read_text("utf-8").split("\n")
         for message in messages(read(path)):
             if is_translated(message):
                 continue

@@ -78,7 +78,7 @@ def line_problems(text):
     """
     problems, entries = [], []  # entries: [obsolete, {part: joined text}, msgid line]
     state, state_line, recovering = None, 0, False
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):
         stripped = line.strip()
         if not stripped or re.match(r"#(?!~)|#~\|", stripped):
             continue  # a comment, or a previous msgid of an obsolete entry
@@ -170,7 +170,7 @@ def parse(text, language=None):
         line, problem = problems[0]
         raise CatalogError(line, f"cannot read this line ({problem})")
     # Babel has no place for an obsolete entry's old English; blank lines keep the numbers.
-    lines = ["" if line.lstrip().startswith("#~|") else line for line in text.splitlines()]
+    lines = ["" if line.lstrip().startswith("#~|") else line for line in text.split("\n")]
     try:  # a language Babel does not know is fine: its catalogs need no plural rules
         catalog = read_po(lines, locale=language, abort_invalid=True)
     except PoFileError as err:

@@ -96,7 +96,7 @@ def check_catalog(po_path, lang, selected, project):
         yield from canonical.check(po_path)
     try:
         catalog = project.load(po_path)
-        lines = Path(po_path).read_text("utf-8").splitlines()
+        lines = Path(po_path).read_text("utf-8").split("\n")
     except (OSError, ValueError) as err:
         yield Problem(shown(po_path), 1, "syntax", f"cannot read the catalog: {err}")
         return

@@ -87,10 +87,10 @@ def restore_previous(catalog, before):
     English of every fuzzy entry is dropped or turned into translator
     comments (``# | msgid``), wrapped, both for entries that were fuzzy
     before and for those it just made fuzzy. A fuzzy entry gets its old
-    English, and its comments, back: the committed entry's, or else those of
-    the committed entry it replaced (the one with the same translation whose
-    English is no longer in the catalog), its own English if it was not
-    fuzzy, as a merge here would record it.
+    English, and its comments, back: the committed entry's, or else, as a
+    merge here records it, the English of the committed entry it replaced
+    (the one with the same translation whose English is no longer in the
+    catalog). What the wrapped comments still hold of it is not trusted.
     """
     old = parse(before)
     current = {key(m) for m in messages(catalog)}
@@ -102,8 +102,8 @@ def restore_previous(catalog, before):
         if origin is None:
             continue
         message.user_comments = list(origin.user_comments)  # sphinx-intl adds none of its own
-        if message.fuzzy and not message.previous_id:
-            message.previous_id = origin.previous_id or ([origin.id] if origin is not same else [])
+        if message.fuzzy:
+            message.previous_id = list(origin.previous_id) if origin is same else [origin.id]
     return catalog
 
 

@@ -16,7 +16,7 @@ from .common import ROOT, Problem, shown
 
 def first_difference(ours, canonical):
     """Return (line, what) for the first line where *ours* is not *canonical*, else None."""
-    lines, expected_lines = ours.splitlines(), canonical.splitlines()
+    lines, expected_lines = ours.split("\n"), canonical.split("\n")
     for number, (line, expected) in enumerate(zip(lines, expected_lines), 1):
         if line != expected:
             shown = expected if len(expected) <= 50 else expected[:49] + "…"

@@ -76,7 +76,7 @@ def check(po_path):
     problems = line_problems(text)
     if not problems:
         try:
-            problems = sorted(mismatches(parse(text), text.splitlines()))
+            problems = sorted(mismatches(parse(text), text.split("\n")))
         except CatalogError as err:  # what Babel refuses beyond the lines (a plural too many)
             problems = [(err.line, str(err))]
     for line, message in problems:
