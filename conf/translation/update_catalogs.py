@@ -115,8 +115,8 @@ def committed(po):
         return None
 
 
-# What Babel writes, through sphinx-intl update, and msgmerge never does.
-BABEL_FORM = re.compile(r'^"Generated-By: Babel|^#: \.\./\.\./', re.MULTILINE)
+# The header field Babel writes, through sphinx-intl update, and msgmerge never does.
+BABEL_FORM = re.compile(r'^"Generated-By: Babel', re.MULTILINE)
 # Babel reads the old English (#| lines) of fuzzy entries as comments, "# | msgid ...",
 # and wraps them, leaving lines of a lone quote.
 _PREVIOUS_AS_COMMENT = re.compile(r'^(?:\| (?:msgctxt |msgid |msgid_plural )?".*|")$')
