@@ -540,9 +540,9 @@ if plt is not None:
 # ``nn.DataParallel`` keeps your model as its attribute ``module``, with or
 # without GPUs. Its ``state_dict`` therefore names every tensor with a
 # ``module.`` prefix, and the model's own attributes are reached through
-# ``.module``. Save ``model.module.state_dict()``: that file loads into the
-# model with or without the wrapper (on another machine, with
-# ``torch.load(path, map_location=device)``).
+# ``.module``. Save ``model.module.state_dict()``: the file then loads into
+# the bare model, and into a wrapped one through its ``.module`` (on another
+# machine, read it with ``torch.load(path, map_location=device)``).
 
 wrapped = nn.DataParallel(Model(input_size, output_size))
 print("wrapped state_dict keys:", list(wrapped.state_dict()))

@@ -313,10 +313,10 @@ if __name__ == "__main__" and len(sys.argv) == 2 and sys.argv[1].isdigit():
 # page without a file for new interpreters to import, and each of them would
 # import ``torch`` again, about three seconds on the build machine's two
 # cores. Its launcher, ``launch`` below, starts the processes with
-# ``torch.multiprocessing.start_processes`` instead, sets the variables of
-# ``spawned_rank`` in each (and ``LOCAL_WORLD_SIZE``; ``torchrun`` sets
-# more), stops every process if one fails, and returns what each one
-# printed and returned. So that a process that never arrives cannot hang the
+# ``torch.multiprocessing.start_processes`` instead, sets in each the
+# variables that ``spawn`` and ``spawned_rank`` set, and ``LOCAL_WORLD_SIZE``
+# (``torchrun`` sets more), stops every process if one fails, and returns
+# what each one printed and returned. So that a process that never arrives cannot hang the
 # build, it also gives up after ``timeout`` seconds. A few details make it
 # fast and safe:
 #
