@@ -35,6 +35,7 @@ extensions = [
     "sphinxext.site_language",
     "sphinxext.language_switcher",
     "sphinxext.gpu_tabs",
+    "sphinxext.collapsed_sections",  # the code a page runs but does not teach, folded
     "sphinxext.example_guard",
     "sphinxext.gallery_reuse",
     "sphinxext.reproducible_zips",
