@@ -36,6 +36,7 @@ extensions = [
     "site_extensions.site_language",
     "site_extensions.language_switcher",
     "site_extensions.gpu_tabs",
+    "site_extensions.collapsed_sections",  # the code a page runs but does not teach, folded
     "site_extensions.example_guard",
     "site_extensions.gallery_reuse",
     "site_extensions.reproducible_zips",

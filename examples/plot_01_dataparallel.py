@@ -4,17 +4,17 @@
 Train on several GPUs with ``nn.DataParallel``
 ==============================================
 
-PyTorch runs your model on one GPU unless you tell it otherwise.
-``nn.DataParallel`` is the shortest way to use more than one: it splits
-every batch across the GPUs, runs a copy of the model on each part, and
-joins the results. This page builds the classic example step by step and then
-shows what it prints on 1, 2, 3 and 8 GPUs.
+A PyTorch model runs on the CPU until you move it to a GPU, and then on
+that one GPU. ``nn.DataParallel`` is the shortest way to use more than one:
+it splits every batch across the GPUs, runs a copy of the model on each part,
+and joins the results. This page builds the classic example step by step and
+then shows what it prints on 1, 2, 3 and 8 GPUs.
 
 Every output on this page was produced by running the code while the site was
 built. Where the build machine had fewer GPUs than a result needs, the result
 comes from a CPU emulation of ``nn.DataParallel``, and its output says so;
-:ref:`dataparallel-emulation` says what the emulation reproduces and what it
-cannot. The pages are written for PyTorch 2.13; the first output shows the
+:ref:`dataparallel-emulation` shows its code, what it reproduces and what
+it cannot. The pages are written for PyTorch 2.13; the first output shows the
 version that built them.
 """
 
@@ -121,7 +121,9 @@ class Model(nn.Module):
 #
 # This is the only change the model needs. When more than one GPU is visible
 # we wrap it in ``nn.DataParallel``; then we move it to the device as usual.
-# With one GPU or none the wrapper would change nothing, so we skip it.
+# With one GPU or none there is nothing to split, so we skip it; the wrapper
+# would still change how the model is saved (see
+# :ref:`dataparallel-wrapper`).
 
 model = Model(input_size, output_size)
 if torch.cuda.device_count() > 1:
@@ -146,15 +148,19 @@ for data in rand_loader:
 # %%
 # .. _dataparallel-emulation:
 #
-# How this page shows several GPUs
-# --------------------------------
+# .. rst-class:: collapsed
+#
+# How this page shows several GPUs (code and limits)
+# ----------------------------------------------------
 #
 # To show the results for 1, 2, 3 and 8 GPUs on every build, the page needs
 # that many GPUs. When the build machine has them, the results come from the
 # real ``nn.DataParallel``. When it does not, they come from the class below.
-# It keeps ``nn.DataParallel``'s own ``forward``, which with one device calls
-# the module directly and otherwise runs four steps. The class replaces those
-# four with CPU versions that follow PyTorch's own code for them:
+# It keeps ``nn.DataParallel``'s own ``forward``, which scatters the inputs
+# and, with one device, calls the module on them; with more, it also
+# replicates the module, applies the replicas and gathers their outputs. The
+# class replaces those four steps with CPU versions that follow PyTorch's own
+# code for them:
 #
 # * **scatter** splits every tensor with ``torch.chunk`` along ``dim`` (the
 #   rule of the real scatter) and applies its rules for tuples, lists,
@@ -162,8 +168,11 @@ for data in rand_loader:
 #   are chunks.
 # * **replicate** builds each replica the way ``torch.nn.parallel.replicate``
 #   does: a shallow copy of every submodule, whose parameters are plain
-#   tensors, so ``self.parameters()`` is empty inside a replica's ``forward``
-#   and whatever ``forward`` sets on ``self`` is lost with the replica.
+#   tensors. With grad enabled, ``self.parameters()`` is therefore empty
+#   inside a replica's ``forward``; under ``torch.no_grad()`` replica 0 holds
+#   the original parameters. An attribute that ``forward`` assigns on
+#   ``self`` is lost with the replica, but an object that the replicas share
+#   with the module, such as a list, keeps what any replica does to it.
 #   Replica 0 shares the original's storage, buffers included, so BatchNorm's
 #   running statistics are updated from replica 0's chunk; the other replicas
 #   get copies. The parameter copies are differentiable, so the replicas'
@@ -330,31 +339,65 @@ def wrap(module, n_gpus):
 
 
 # %%
+# With one device, ``forward`` still scatters: on a GPU, that copies the
+# inputs to ``device_ids[0]``. Only the other three steps are skipped. The
+# emulation runs ``nn.DataParallel``'s own ``forward``, so counting the steps
+# it calls shows which of them PyTorch runs:
+
+
+def counted(step, method, called):
+    """``method``, noting ``step`` in ``called`` each time it runs."""
+
+    def run(*args):
+        called.append(step)
+        return method(*args)
+
+    return run
+
+
+def steps_of_forward(n_devices):
+    """The steps ``nn.DataParallel.forward`` calls for ``n_devices`` devices."""
+    model = EmulatedDataParallel(nn.Linear(input_size, output_size), n_devices)
+    called = []
+    for step in ("scatter", "replicate", "parallel_apply", "gather"):
+        setattr(model, step, counted(step, getattr(model, step), called))
+    model(torch.randn(10, input_size))
+    return called
+
+
+for n_devices in (1, 3):
+    print(f"{n_devices} device{'s' if n_devices > 1 else ''}:", ", ".join(steps_of_forward(n_devices)))
+
+# %%
 # PyTorch documents how replicas behave, and a small module shows it: a
-# ``BatchNorm1d`` layer, a counter that ``forward`` increments, and a
-# ``forward`` that returns a scalar and ``None``. Run on ten rows with 3 GPUs
-# (emulated, unless the machine has them), the output below shows that
+# ``BatchNorm1d`` layer, a counter that ``forward`` assigns, a list that
+# ``forward`` appends to, and a ``forward`` that returns a scalar and
+# ``None``. Run on ten rows with 3 GPUs (emulated, unless the machine has
+# them), the output below shows that
 #
-# * each replica has no parameters of its own;
+# * with grad enabled each replica has no parameters of its own, and under
+#   ``torch.no_grad()`` replica 0 has the module's two;
 # * the scalars come back as a vector with one value per replica
 #   (``nn.DataParallel`` warns when it does this; the cell silences that);
-# * the counter was incremented on the replicas, so the module still says 0;
+# * the counter was assigned on the replicas, so the module still says 0,
+#   while the list, shared by every replica, holds one entry from each;
 # * BatchNorm counted one batch, and its running mean moved towards the mean
 #   of the first chunk (4 rows) alone: only replica 0's update reaches the
 #   module.
 
 
 class Probe(nn.Module):
-    """BatchNorm, a call counter, and a scalar and ``None`` as output."""
+    """BatchNorm, a counter, a shared list, and a scalar and ``None`` as output."""
 
     def __init__(self):
         super().__init__()
         self.norm = nn.BatchNorm1d(input_size)
         self.calls = 0
+        self.seen = []
 
     def forward(self, input):
-        self.calls += 1  # lands on the replica, not on this module
-        print(f"\treplica: {len(input)} rows, {len(list(self.parameters()))} parameters")
+        self.calls += 1  # assigns the replica's own attribute: lost with it
+        self.seen.append((len(input), len(list(self.parameters()))))  # the shared list
         return self.norm(input).pow(2).mean(), None
 
 
@@ -365,11 +408,18 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # the scalars-into-a-vector notice, real or emulated
     scalars, nothing = probe_model(rows.to(where))
 first_chunk = torch.chunk(rows, 3)[0]
+print("(rows, parameters) in each replica:", sorted(probe.seen, reverse=True))
 print("scalar outputs gathered into shape", tuple(scalars.shape), "| None gathered into", nothing)
-print("calls counted on the module:", probe.calls)
+print("calls counted on the module:", probe.calls, "| entries in its list:", len(probe.seen))
 print("batches tracked by BatchNorm:", probe.norm.num_batches_tracked.item())
 from_first = torch.allclose(probe.norm.running_mean.cpu(), probe.norm.momentum * first_chunk.mean(0))
 print("running mean comes from the first chunk alone:", from_first)
+probe.seen.clear()
+probe.eval()  # evaluation: BatchNorm leaves its statistics alone
+with warnings.catch_warnings(), torch.no_grad():
+    warnings.simplefilter("ignore")
+    probe_model(rows.to(where))
+print("(rows, parameters) under torch.no_grad():", sorted(probe.seen, reverse=True))
 
 # %%
 # The function below runs one pass over the data on ``n_gpus`` GPUs, real or
@@ -405,7 +455,7 @@ observed = {}
 # chunk taking what is left, and each GPU prints the chunk it received before
 # the loop prints the whole batch.
 # On real GPUs the replicas run at the same time, so their lines can appear in
-# any order; here they are printed in replica order.
+# any order; the emulation prints them in replica order.
 #
 # 1 GPU
 # ^^^^^
@@ -482,6 +532,29 @@ if plt is not None:
     plt.show()
 
 # %%
+# .. _dataparallel-wrapper:
+#
+# Saving a wrapped model
+# ----------------------
+#
+# ``nn.DataParallel`` keeps your model as its attribute ``module``, with or
+# without GPUs. Its ``state_dict`` therefore names every tensor with a
+# ``module.`` prefix, and the model's own attributes are reached through
+# ``.module``. Save ``model.module.state_dict()``: the file then loads into
+# the bare model, and into a wrapped one through its ``.module`` (on another
+# machine, read it with ``torch.load(path, map_location=device)``).
+
+wrapped = nn.DataParallel(Model(input_size, output_size))
+print("wrapped state_dict keys:", list(wrapped.state_dict()))
+print("wrapped.module.fc:", wrapped.module.fc, "| wrapped.fc exists:", hasattr(wrapped, "fc"))
+plain = Model(input_size, output_size)
+print("loading wrapped.module.state_dict():", plain.load_state_dict(wrapped.module.state_dict()))
+try:
+    plain.load_state_dict(wrapped.state_dict())
+except RuntimeError as refused:
+    print("loading wrapped.state_dict():", str(refused).splitlines()[1].strip())
+
+# %%
 # What to remember
 # ----------------
 #
@@ -490,9 +563,12 @@ if plt is not None:
 # * Assign the result of ``tensor.to(device)``; a module moves in place.
 # * Each batch is split into chunks of ``ceil(B / N)`` rows, so a small last
 #   batch can leave GPUs idle.
-# * Every forward runs on fresh replicas: what ``forward`` sets on ``self`` is
-#   lost, BatchNorm updates its running statistics from the first GPU's chunk
-#   only, and a scalar output comes back as one value per replica.
+# * Every forward runs on fresh replicas: an attribute that ``forward``
+#   assigns on ``self`` is lost (a shared list it appends to is not),
+#   BatchNorm updates its running statistics from the first GPU's chunk only,
+#   and a scalar output comes back as one value per replica.
+# * The wrapper adds ``module.`` to every ``state_dict`` key: save
+#   ``model.module.state_dict()``.
 # * PyTorch now recommends ``DistributedDataParallel`` even on one machine.
 #   :ref:`dataparallel-in-depth` explains the parameters, the gradients and
 #   when to switch.

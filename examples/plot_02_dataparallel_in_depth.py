@@ -27,8 +27,9 @@ It is written for PyTorch 2.13.
 # 4. **gathers** the outputs onto ``output_device`` and concatenates them
 #    along ``dim``.
 #
-# With a single GPU in ``device_ids`` it skips all four and calls the module
-# itself.
+# With a single GPU in ``device_ids`` it still scatters, which copies the
+# inputs to that GPU, and then calls the module itself: it skips the other
+# three steps.
 #
 # The three parameters:
 #
@@ -72,10 +73,14 @@ print("tensor_split instead:", [len(chunk) for chunk in torch.tensor_split(batch
 # ``CUDA_VISIBLE_DEVICES`` is an environment variable read when CUDA starts.
 # GPUs not listed are hidden from the process, and the visible ones are
 # numbered again from 0. It must be set before CUDA is initialised, so set it
-# on the command line rather than inside the script:
+# on the command line rather than inside the script. By default CUDA numbers
+# the GPUs fastest first, which need not be the order ``nvidia-smi`` shows;
+# ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` makes both use the order of the PCI bus,
+# so that 2 and 3 are the GPUs ``nvidia-smi`` lists as 2 and 3:
 #
 # .. code-block:: bash
 #
+#    export CUDA_DEVICE_ORDER=PCI_BUS_ID
 #    CUDA_VISIBLE_DEVICES=2,3 python train.py   # inside, cuda:0 is GPU 2
 #
 # ``device_ids`` leaves every GPU visible and tells ``nn.DataParallel`` which
@@ -117,12 +122,14 @@ for rows in (5, 9, 10, 16, 17, 24, 25, 32, 33, 48, 49, 50):
     print(f"batch of {rows:>2}: {busy} GPUs busy, {gpus - busy} idle")
 
 # %%
-# Sizes just above a multiple of ``N`` are worse than their neighbours: 17
-# rows make chunks of 3, and six of them hold the batch. But only small
-# batches are affected. From ``N * N`` rows on, ``N - 1`` chunks of
-# ``ceil(B / N)`` rows are too few to hold the batch, so every GPU gets one;
-# a search below ``N * N`` therefore finds the largest batch that still
-# leaves a GPU idle:
+# 17 rows, for example, make chunks of 3, and six of them hold the batch. A
+# GPU stays idle exactly when ``N - 1`` chunks of ``ceil(B / N)`` rows can
+# hold all ``B`` rows, and that happens only for small batches: with
+# ``c = ceil(B / N)``, ``(N - 1) * c >= B`` and ``c <= (B + N - 1) / N``
+# together give ``B <= (N - 1) ** 2``. A batch of ``(N - 1) ** 2`` rows
+# makes chunks of ``N - 1`` rows, and ``N - 1`` of them hold it, so
+# ``(N - 1) ** 2`` is the largest batch that leaves a GPU idle: 49 on 8 GPUs.
+# A search over every batch below ``N * N`` finds the same numbers:
 
 
 def largest_batch_leaving_a_gpu_idle(gpus):
@@ -132,6 +139,8 @@ def largest_batch_leaving_a_gpu_idle(gpus):
 
 for n in range(2, 9):
     print(f"{n} GPUs: largest batch that leaves a GPU idle: {largest_batch_leaving_a_gpu_idle(n)}")
+bound = all(largest_batch_leaving_a_gpu_idle(n) == (n - 1) ** 2 for n in range(2, 9))
+print("each one is (N - 1) ** 2:", bound)
 
 # %%
 # The same split as a picture, for some batch sizes on 8 GPUs: each row is
@@ -252,9 +261,10 @@ gap = max((bn_summed[name] - bn_single[name]).abs().max().item() for name in bn_
 print(f"largest difference between 3-replica and single-device gradients: {gap:.3f}")
 
 # %%
-# A chunk of a single row is worse: BatchNorm cannot compute a variance from
-# one value and raises an error in training mode. A batch of 25 rows on 8
-# GPUs ends with such a chunk, and so does a last batch of 9 rows:
+# A chunk of a single row is worse. In training mode BatchNorm needs more
+# than one value per channel to compute a variance, and ``BatchNorm1d`` given
+# one row of features has exactly one, so it raises an error. A batch of 25
+# rows on 8 GPUs ends with such a chunk, and so does a last batch of 9 rows:
 
 for rows in (25, 9):
     sizes = [len(chunk) for chunk in torch.chunk(torch.empty(rows), 8)]
@@ -263,6 +273,19 @@ try:
     bn_model(torch.chunk(torch.randn(25, 5), 8)[-1])  # the last replica's chunk
 except ValueError as error:
     print("BatchNorm on the last chunk:", error)
+
+# %%
+# One image, on the other hand, holds many values per channel:
+# ``BatchNorm2d`` normalises each channel over the batch, the height and the
+# width, so a chunk of a single 8 × 8 image trains. Only an image of one
+# pixel would fail:
+
+image_norm = nn.BatchNorm2d(3)
+print("BatchNorm2d on one 3 × 8 × 8 image: output", tuple(image_norm(torch.randn(1, 3, 8, 8)).shape))
+try:
+    image_norm(torch.randn(1, 3, 1, 1))
+except ValueError as error:
+    print("BatchNorm2d on one 3 × 1 × 1 image:", error)
 
 # %%
 # ``nn.DataParallel`` has no cure for this. ``nn.SyncBatchNorm`` computes the
@@ -335,7 +358,8 @@ for name in averaged:
 # rank 0's parameters and buffers to every process once, when it wraps the
 # model; after that each process updates its own copy, the gradients are
 # averaged while the backward pass runs, and by default rank 0's buffers are
-# copied again at the start of every forward pass. PyTorch's documentation
+# copied again at the start of a forward pass when the one before it ran with
+# gradients enabled (:ref:`ddp-buffers` shows the rule). PyTorch's documentation
 # recommends it over ``nn.DataParallel`` for training on several GPUs, even
 # on a single machine. Move to it as soon as training speed matters, when the
 # first GPU runs out of memory before the others, or when you need more than

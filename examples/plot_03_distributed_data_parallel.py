@@ -16,10 +16,11 @@ The outputs below are real: while the site was built, the script started
 that many processes on the build machine's CPU, which talk to each other with
 the ``gloo`` backend. Run with plain ``python``, as the build runs it, the
 script always trains on the CPU with ``gloo``, even on a machine with GPUs;
-started with ``torchrun`` (see below), it uses the ``nccl`` backend and one
-GPU per process when CUDA is available. The page is written for PyTorch
+started with ``torchrun`` or given a number of processes (see below), it uses
+the ``nccl`` backend and one GPU per process when CUDA is available. The page is written for PyTorch
 2.13; the first output shows the version that built it.
 """
+
 
 # %%
 # Imports and parameters
@@ -28,17 +29,13 @@ GPU per process when CUDA is available. The page is written for PyTorch
 # The numbers are those of the DataParallel tutorial: vectors of 5 numbers in,
 # 2 out, 100 samples, batches of 30.
 
-import contextlib
-import datetime
-import io
 import math
 import os
-import signal
+import socket
 import sys
-import time
 
 import torch
-import torch._dynamo  # before any process group exists: see "What every process runs"
+import torch._dynamo  # before any process group exists: see the last section
 import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn as nn
@@ -112,7 +109,8 @@ learning_rate = 0.1
 # With DDP, the *same* function runs in every process, and the processes
 # differ only by their **rank**, a number from 0 to ``WORLD_SIZE - 1``. A
 # launcher starts the processes and tells each one who it is through
-# environment variables:
+# environment variables. These are the ones this script and
+# ``init_process_group`` read:
 #
 # ``RANK``
 #     This process's number among all processes, on all machines.
@@ -125,29 +123,20 @@ learning_rate = 0.1
 #     store through which they find each other (the *rendezvous*).
 #
 # ``dist.init_process_group(backend)`` reads ``RANK``, ``WORLD_SIZE``,
-# ``MASTER_ADDR`` and ``MASTER_PORT`` and joins the group; it does not read
-# ``LOCAL_RANK``, which only your code uses, to pick the GPU. It waits at no
-# barrier (unless ``TORCH_DIST_INIT_BARRIER=1`` is set), so what it waits for
-# depends on the backend: ``gloo`` connects to every other process while it
-# creates the group, so it returns once all have arrived, while ``nccl``
-# connects at the first collective operation unless it is given a
-# ``device_id``. The backend carries the gradients between processes:
-# ``nccl`` between GPUs, ``gloo`` between CPU processes.
+# ``MASTER_ADDR`` and ``MASTER_PORT`` and joins the group. It does not read
+# ``LOCAL_RANK``: your code uses it to pick the GPU, and so does
+# ``init_device_mesh`` (the device mesh of FSDP2 and tensor parallelism),
+# which makes ``cuda:LOCAL_RANK`` the current device when nothing has chosen
+# one yet. The backend carries the gradients between processes: ``nccl``
+# between GPUs, ``gloo`` between CPU processes.
 # ``dist.destroy_process_group()`` leaves the group at the end. The training
 # itself is in a separate function, so the DDP model it builds is freed
 # *before* the group is destroyed: in our runs with PyTorch 2.13 and 8
 # ``gloo`` processes on 2 CPU cores, freeing the model after the group was
-# gone hung about one run in four, and never in the order used here. For the
-# group to be freed there at all, the script imports ``torch._dynamo`` at the
-# top, before the group exists: DDP imports it the first time it wraps a
-# model, and with it ``torch.distributed.nn.functional``, whose functions keep
-# the default group of the moment they are imported as the default value of
-# their ``group`` argument. Imported after ``init_process_group``, they keep
-# the group and its ``gloo`` threads alive after ``destroy_process_group``,
-# and a thread still cleaning up after the last gradient averaging when Python
-# exits aborts the process with ``terminate called without an active
-# exception`` (in our runs, 10 of 100 ``torchrun`` jobs of 2 processes, run
-# two at a time on 2 CPU cores that three other processes kept busy).
+# gone hung about one run in four, and never in the order used here. What
+# ``init_process_group`` waits for, and why the script imports
+# ``torch._dynamo`` first, are explained at the end of the page
+# (:ref:`ddp-details`).
 
 
 def run_rank(per_process_batch_size, use_gpu):
@@ -166,9 +155,9 @@ def run_rank(per_process_batch_size, use_gpu):
 #   0's parameters and buffers to every process. Afterwards, each backward
 #   pass averages the gradients over all processes, so every process takes
 #   the same step, and by default rank 0's buffers (such as BatchNorm's
-#   running statistics) are copied to every process again at the start of
-#   every forward pass: the ``forward_sync_buffers`` argument, called
-#   ``broadcast_buffers`` before PyTorch 2.13.
+#   running statistics) are copied to every process again at the start of a
+#   forward pass when the forward before it ran with gradients enabled:
+#   :ref:`ddp-buffers` shows the rule and the arguments that change it.
 # * A ``DistributedSampler`` gives each process its own share of the
 #   samples, about ``data_size / WORLD_SIZE`` of them, shuffled the same way
 #   everywhere. ``sampler.set_epoch(epoch)`` changes that shuffle from one
@@ -242,8 +231,10 @@ def per_process_batch_size(world_size):
 #    torchrun --standalone --nproc-per-node=N plot_03_distributed_data_parallel.py
 #
 # ``torchrun`` starts the N processes, sets ``RANK``, ``LOCAL_RANK``,
-# ``WORLD_SIZE``, ``MASTER_ADDR`` and ``MASTER_PORT`` in each, runs the
-# rendezvous store itself, and stops all of them if one fails.
+# ``WORLD_SIZE``, ``MASTER_ADDR`` and ``MASTER_PORT`` in each (and more, such
+# as ``LOCAL_WORLD_SIZE``, ``GROUP_RANK``, ``ROLE_RANK`` and
+# ``TORCHELASTIC_RUN_ID``), runs the rendezvous store in its own process, and
+# stops all of them if one fails.
 # ``--standalone`` makes it run the store on a free port of this machine,
 # which the operating system picks, so two jobs on one machine do not
 # collide. In PyTorch 2.13 a single-machine ``torchrun`` does the same
@@ -267,27 +258,81 @@ if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
 # Starting the processes from Python
 # ----------------------------------
 #
-# ``python plot_03_distributed_data_parallel.py`` (and the build of this
-# page) starts the processes itself with ``torch.multiprocessing``, doing
-# what ``torchrun`` does: it sets the same environment variables in each
-# child, runs the rendezvous store, and stops every process if one fails. So
-# that a process that never arrives cannot hang it, it also gives up after
-# ``timeout`` seconds. A few details make it fast and safe:
+# Without ``torchrun``, PyTorch's way is ``torch.multiprocessing.spawn``
+# (``mp.spawn``): it starts ``nprocs`` processes, calls a function in each
+# with the process's index as its first argument, waits for all of them, and
+# raises the error of one that fails. That function then does what
+# ``torchrun`` would have done: it sets the variables ``init_process_group``
+# reads. No launcher runs a rendezvous store here, so rank 0 hosts it, on
+# ``MASTER_PORT``; ``spawn`` asks the operating system for a port that is
+# free at that moment.
+
+
+def spawn(world_size, use_gpu):
+    """Train in ``world_size`` processes started by ``mp.spawn``, without ``torchrun``."""
+    with socket.socket() as probe:  # bind to port 0: the system picks a free port
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    args = (world_size, per_process_batch_size(world_size), use_gpu)
+    mp.spawn(spawned_rank, args=args, nprocs=world_size)
+
+
+def spawned_rank(rank, world_size, per_process_batch_size, use_gpu):
+    """One process started by ``mp.spawn``: number it as ``torchrun`` would, then train."""
+    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size))
+    run_rank(per_process_batch_size, use_gpu)
+
+
+# %%
+# ``mp.spawn`` starts every process as a fresh Python interpreter that imports
+# this file again, which is why the cells that do work sit under
+# ``if __name__ == "__main__":``. A notebook has no file to import, so run it
+# as a script, with the number of processes:
+#
+# .. code-block:: bash
+#
+#    python plot_03_distributed_data_parallel.py 2
+#
+# Given that number, the cell below starts the processes with ``spawn``, on
+# the GPUs when there are any, and stops before the rest of the page.
+
+if __name__ == "__main__" and len(sys.argv) == 2 and sys.argv[1].isdigit():
+    spawn(int(sys.argv[1]), torch.cuda.is_available())
+    sys.exit()
+
+# %%
+# .. _ddp-launcher:
+#
+# .. rst-class:: collapsed
+#
+# How this page starts its processes
+# ----------------------------------
+#
+# The build of this page cannot use ``mp.spawn``: Sphinx-Gallery executes the
+# page without a file for new interpreters to import, and each of them would
+# import ``torch`` again, about three seconds on the build machine's two
+# cores. Its launcher, ``launch`` below, starts the processes with
+# ``torch.multiprocessing.start_processes`` instead, sets in each the
+# variables that ``spawn`` and ``spawned_rank`` set, and ``LOCAL_WORLD_SIZE``
+# (``torchrun`` sets more), stops every process if one fails, and returns
+# what each one printed and returned. So that a process that never arrives cannot hang the
+# build, it also gives up after ``timeout`` seconds. A few details make it
+# fast and safe:
 #
 # * **Start method.** On Linux the children are *forked*: each one starts as a
 #   copy of this process, with ``torch`` and everything defined above already
 #   loaded, in a few milliseconds. Elsewhere Python *spawns* a fresh
-#   interpreter that imports this file again; that is why the cells that do
-#   work sit under ``if __name__ == "__main__":``. A notebook has no file to
-#   import, so on macOS and Windows run this tutorial as a script
-#   (``python plot_03_distributed_data_parallel.py``) or with ``torchrun``;
-#   from a notebook there, ``launch`` stops with a message that says so.
+#   interpreter that imports this file again, as ``mp.spawn`` does; from a
+#   notebook there, ``launch`` stops with a message that says to run the
+#   tutorial as a script.
 # * **One thread per process.** A forked child that uses several OpenMP
 #   threads after its parent already did can hang, so each child calls
-#   ``torch.set_num_threads(1)``, the equivalent of ``torchrun``'s
-#   ``OMP_NUM_THREADS=1``. ``torch._dynamo``, which DDP imports the first time
-#   it wraps a model (about two seconds), is imported once, at the top of the
-#   script, rather than in every child.
+#   ``torch.set_num_threads(1)``. That limits ``torch``'s own operations in
+#   that process to one thread. It is not the same as ``torchrun``'s
+#   ``OMP_NUM_THREADS=1``, which every OpenMP library in a process reads when
+#   it is loaded, and which every program the process starts inherits; a
+#   forked child cannot use it, since its OpenMP was set up in the parent.
 # * **A port nobody else has.** The store is opened on port 0, so the
 #   operating system picks a free port and holds it from then on: two runs on
 #   one machine never meet. The store answers the children from a thread of
@@ -303,6 +348,11 @@ if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
 #   to the parent, which prints it line by line, tagged with the rank. Real
 #   processes print at the same time, so their lines would otherwise
 #   interleave in any order.
+
+import contextlib
+import io
+import signal
+import time
 
 START_METHOD = "fork" if sys.platform == "linux" else "spawn"
 
@@ -374,7 +424,7 @@ def _collect(results, reports):
 
 
 def _as_rank(rank, world_size, ports, results, target, args):
-    """Become rank ``rank`` as ``torchrun`` would make it; run ``target``."""
+    """Become rank ``rank``, as ``spawned_rank`` does; run ``target`` and report."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # die with the parent
     torch.set_num_threads(1)
     os.environ.update(
@@ -421,108 +471,6 @@ def run_with(world_size):
             print(f"[rank {rank}] {line}")
     runs[world_size] = done
 
-
-# %%
-# How ``DistributedSampler`` shares out the samples
-# -------------------------------------------------
-#
-# Each process gets ``ceil(100 / WORLD_SIZE)`` samples: every
-# ``WORLD_SIZE``-th sample of one shuffled order, starting at its rank. When
-# 100 does not divide evenly, the sampler repeats the first few samples of
-# that order to fill the gap, so that every process runs the same number of
-# steps, which DDP needs (see below). ``DistributedSampler(...,
-# drop_last=True)`` drops the leftover samples instead of repeating some.
-# That is the sampler's ``drop_last``; the ``DataLoader``'s ``drop_last``
-# drops each process's last, shorter batch.
-#
-# The sampler does not need running processes to show this; given
-# ``num_replicas`` and ``rank`` explicitly, it just computes. Here is rank 0
-# of 3 over three epochs, first without and then with ``set_epoch``:
-
-if __name__ == "__main__":
-    sampler = DistributedSampler(dataset, num_replicas=3, rank=0)
-    for epoch in range(3):
-        print(f"epoch {epoch}, no set_epoch:   {list(sampler)[:8]} ...")
-    for epoch in range(3):
-        sampler.set_epoch(epoch)
-        print(f"epoch {epoch}, set_epoch({epoch}): {list(sampler)[:8]} ...")
-
-# %%
-# The same rule as a picture: the position of each sample in the shuffled
-# order, coloured by the process that gets it, for 2, 3 and 8 processes.
-# The hatched positions after the 100th are the repeated samples that make
-# the shares equal.
-
-try:
-    import matplotlib.pyplot as plt
-except ImportError:
-    plt = None
-    print("matplotlib is not installed, so the figure is skipped.")
-
-if __name__ == "__main__" and plt is not None:
-    fig, ax = plt.subplots(figsize=(6.4, 2.4), layout="constrained")
-    colours = plt.get_cmap("tab10").colors
-    sizes = (2, 3, 8)
-    for row, world_size in enumerate(sizes):
-        total = len(DistributedSampler(dataset, num_replicas=world_size, rank=0)) * world_size
-        for position in range(total):
-            repeated = position >= len(dataset)
-            ax.barh(row, 1, left=position, color=colours[position % world_size],
-                    hatch="////" if repeated else None, edgecolor="white", linewidth=0.3)  # fmt: skip
-    ax.set_yticks(range(len(sizes)), [f"{n} processes" for n in sizes])
-    ax.invert_yaxis()
-    ax.set_xlabel("position in the shuffled order (hatched: repeated)")
-    ax.set_title("Which process gets each sample")
-    plt.show()
-
-# %%
-# Without ``set_epoch`` every epoch repeats the same order.
-#
-# When one process has an extra batch
-# -----------------------------------
-#
-# If the processes do not all run the same number of steps, the one with an
-# extra batch waits in the gradient averaging for the others, which are not
-# coming. It does not wait forever: after the group's timeout (by default 30
-# minutes with ``gloo``, 10 with ``nccl``) the operation fails. The cell
-# below shows it with 2 processes and a timeout of 3 seconds: rank 0 trains
-# on 3 batches, rank 1 on 2 and then waits for rank 0 before leaving. Inside
-# ``with model.join():``, a process that has run out of batches keeps taking
-# part in the others' averaging until all are done, and both finish.
-
-
-def uneven_epoch(use_join):
-    """Train rank 0 on one batch more than the others; say how it ended."""
-    group = dist.new_group(timeout=datetime.timedelta(seconds=3))
-    model = DDP(nn.Linear(input_size, output_size), process_group=group)
-    batches = 3 if dist.get_rank() == 0 else 2
-    start, failure = time.monotonic(), None
-    try:
-        with model.join() if use_join else contextlib.nullcontext():
-            for _ in range(batches):
-                loss_fn(model(dataset.data[:4])).backward()
-    except RuntimeError as error:
-        failure = str(error).split("] ")[-1]  # without gloo's source location
-    ending = f"stopped after {time.monotonic() - start:.0f} s: {failure}" if failure else "finished"
-    return f"{batches} batches, {ending}"
-
-
-def run_uneven(use_join):
-    """Be one process of a group that runs ``uneven_epoch``."""
-    dist.init_process_group("gloo")
-    try:
-        ending = uneven_epoch(use_join)
-        dist.barrier()  # the processes leave together
-        return ending
-    finally:
-        dist.destroy_process_group()
-
-
-if __name__ == "__main__":
-    for use_join in (False, True):
-        print("with model.join():" if use_join else "without join:")
-        for rank, (_, ending) in enumerate(launch(2, run_uneven, (use_join,))):
-            print(f"  rank {rank}: {ending}")
 
 # %%
 # .. rst-class:: gpu-tabs
@@ -624,6 +572,61 @@ if __name__ == "__main__":
         )
 
 # %%
+# How ``DistributedSampler`` shares out the samples
+# -------------------------------------------------
+#
+# Each process gets ``ceil(100 / WORLD_SIZE)`` samples: every
+# ``WORLD_SIZE``-th sample of one shuffled order, starting at its rank. When
+# 100 does not divide evenly, the sampler repeats the first few samples of
+# that order to fill the gap, so that every process runs the same number of
+# steps, which DDP needs (see :ref:`ddp-uneven`). ``DistributedSampler(...,
+# drop_last=True)`` drops the leftover samples instead of repeating some.
+# That is the sampler's ``drop_last``; the ``DataLoader``'s ``drop_last``
+# drops each process's last, shorter batch.
+#
+# The sampler does not need running processes to show this; given
+# ``num_replicas`` and ``rank`` explicitly, it just computes. Here is rank 0
+# of 3 over three epochs, first without and then with ``set_epoch``:
+
+if __name__ == "__main__":
+    sampler = DistributedSampler(dataset, num_replicas=3, rank=0)
+    for epoch in range(3):
+        print(f"epoch {epoch}, no set_epoch:   {list(sampler)[:8]} ...")
+    for epoch in range(3):
+        sampler.set_epoch(epoch)
+        print(f"epoch {epoch}, set_epoch({epoch}): {list(sampler)[:8]} ...")
+
+# %%
+# The same rule as a picture: the position of each sample in the shuffled
+# order, coloured by the process that gets it, for 2, 3 and 8 processes.
+# The hatched positions after the 100th are the repeated samples that make
+# the shares equal.
+
+try:
+    import matplotlib.pyplot as plt
+except ImportError:
+    plt = None
+    print("matplotlib is not installed, so the figure is skipped.")
+
+if __name__ == "__main__" and plt is not None:
+    fig, ax = plt.subplots(figsize=(6.4, 2.4), layout="constrained")
+    colours = plt.get_cmap("tab10").colors
+    sizes = (2, 3, 8)
+    for row, world_size in enumerate(sizes):
+        total = len(DistributedSampler(dataset, num_replicas=world_size, rank=0)) * world_size
+        for position in range(total):
+            repeated = position >= len(dataset)
+            ax.barh(row, 1, left=position, color=colours[position % world_size],
+                    hatch="////" if repeated else None, edgecolor="white", linewidth=0.3)  # fmt: skip
+    ax.set_yticks(range(len(sizes)), [f"{n} processes" for n in sizes])
+    ax.invert_yaxis()
+    ax.set_xlabel("position in the shuffled order (hatched: repeated)")
+    ax.set_title("Which process gets each sample")
+    plt.show()
+
+# %%
+# Without ``set_epoch`` every epoch repeats the same order.
+#
 # Several machines
 # ----------------
 #
@@ -679,7 +682,7 @@ if __name__ == "__main__":
 #    * - Buffers (BatchNorm statistics)
 #      - Replica 0's updates reach the model; the other replicas' are lost
 #      - By default, rank 0's buffers are copied to every process at the
-#        start of every forward pass
+#        start of a forward pass that follows one with gradients enabled
 #    * - Data per step
 #      - One batch, split across the GPUs inside ``forward``
 #      - Each process loads its own batch, from its ``DistributedSampler``
@@ -710,10 +713,215 @@ if __name__ == "__main__":
 # * A ``DistributedSampler`` per process, with ``set_epoch`` every epoch; it
 #   repeats a few samples when the data does not divide evenly, so that every
 #   process runs the same number of steps. Where they cannot, use
-#   ``model.join()``.
+#   ``model.join()``, which scales the others' last steps down.
 # * ``batch_size`` is per process; the global batch is ``WORLD_SIZE`` times
 #   larger.
 # * With BatchNorm, each process normalises its own batch. On GPUs,
 #   ``nn.SyncBatchNorm.convert_sync_batchnorm(model)`` before wrapping makes
 #   the statistics cover the global batch (DDP refuses it on the CPU).
 # * Start it with ``torchrun --nproc-per-node=N``, on one machine or several.
+
+
+# %%
+# .. _ddp-details:
+#
+# Details
+# -------
+#
+# The sections below show the rules behind some sentences above, most of
+# them with a run of their own.
+#
+# .. _ddp-buffers:
+#
+# When DDP copies the buffers
+# ^^^^^^^^^^^^^^^^^^^^^^^^^^^
+#
+# DDP copies rank 0's buffers to the other processes when it wraps the model
+# and then, by default, at the start of the first forward pass and of every
+# forward pass that follows one run with gradients enabled and outside
+# ``model.no_sync()``. A forward pass run under ``torch.no_grad()``, as in
+# evaluation, is itself synced after a training pass, but the one after it
+# is not. In the cell
+# below, two processes give a buffer their own values before each of four
+# forward passes (rank 0 gives 10, 20, 30, 40; rank 1 gives 11, 21, 31, 41);
+# the third pass follows an evaluation pass, and rank 1 keeps its own value
+# there.
+
+import contextlib
+import datetime
+import re
+import time
+import warnings
+
+
+def with_marked_layer(report, *args):
+    """Join the group and return ``report(layer, *args)`` for a layer with a buffer."""
+    dist.init_process_group("gloo")
+    try:
+        layer = nn.Linear(input_size, output_size)
+        layer.register_buffer("mark", torch.full((1,), float(dist.get_rank())))
+        return report(layer, *args)
+    finally:
+        dist.destroy_process_group()
+
+
+def marks_after_forwards(layer):
+    """The buffer after each of four forward passes: train, evaluate, train, train."""
+    model, seen = DDP(layer), []
+    for step, training in enumerate((True, False, True, True), start=1):
+        layer.mark.fill_(10 * step + dist.get_rank())
+        with torch.set_grad_enabled(training):
+            output = model(dataset.data[:4])
+        if training:
+            loss_fn(output).backward()
+        seen.append(int(layer.mark.item()))
+    return seen
+
+
+if __name__ == "__main__":
+    passes = ("training", "evaluation", "training", "training")
+    ranks = [value for _, value in launch(2, with_marked_layer, (marks_after_forwards,))]
+    for step, (kind, mark_0, mark_1) in enumerate(zip(passes, *ranks), start=1):
+        synced = "copied from rank 0" if mark_1 == mark_0 else "its own"
+        print(f"forward {step} ({kind:<10}): rank 0 has {mark_0}, rank 1 has {mark_1}: {synced}")
+
+# %%
+# ``forward_sync_buffers=False`` turns the copies at forward passes off. In
+# PyTorch 2.13 the older argument ``broadcast_buffers`` still exists and is
+# deprecated, and the two differ when the model is wrapped:
+# ``broadcast_buffers=False`` leaves the buffers out of the first copy as
+# well, while ``forward_sync_buffers=False`` still copies them then. Here
+# rank 1 sets the buffer to 1 before wrapping and to 11 before a forward
+# pass:
+
+
+def marks_with(layer, options):
+    """Wrap with ``options``; the buffer after wrapping and after one forward pass."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # broadcast_buffers
+        model = DDP(layer, **options)
+    at_wrap = int(layer.mark.item())
+    layer.mark.fill_(10 + dist.get_rank())
+    loss_fn(model(dataset.data[:4])).backward()
+    return at_wrap, int(layer.mark.item())
+
+
+if __name__ == "__main__":
+    print("rank 1's buffer             after wrapping   after a forward pass")
+    for options in ({}, {"forward_sync_buffers": False}, {"broadcast_buffers": False}):
+        _, (at_wrap, at_forward) = launch(2, with_marked_layer, (marks_with, options))[1]
+        name = ", ".join(f"{key}={value}" for key, value in options.items()) or "(default)"
+        print(f"{name:<27} {at_wrap:<16} {at_forward}")
+
+# %%
+# .. _ddp-uneven:
+#
+# When one process has an extra batch
+# ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+#
+# If the processes do not all run the same number of steps, the one with an
+# extra batch waits in the gradient averaging for the others, which are not
+# coming. It does not wait forever: after the group's timeout (by default 30
+# minutes with ``gloo``, 10 with ``nccl``) the operation fails. With ``gloo``
+# it raises an exception in the process that waited, which can catch it, as
+# the cell below does. With ``nccl`` a watchdog thread aborts the operation
+# and ends the whole process, because the GPUs' work runs asynchronously and
+# going on could use corrupted data; by default no ``try`` can catch that. The cell
+# shows it with 2 processes and a timeout of 3 seconds: rank 0 trains on 3
+# batches, rank 1 on 2 and then waits for rank 0 before leaving. Inside
+# ``with model.join():``, a process that has run out of batches keeps taking
+# part in the others' averaging until all are done, and both finish.
+
+
+def uneven_epoch(use_join):
+    """Train rank 0 on one batch more than the others; say how it ended."""
+    group = dist.new_group(timeout=datetime.timedelta(seconds=3))
+    model = DDP(nn.Linear(input_size, output_size), process_group=group)
+    alone = nn.Linear(input_size, output_size)  # the same layer, outside DDP
+    alone.load_state_dict(model.module.state_dict())
+    batches = 3 if dist.get_rank() == 0 else 2
+    start, failure, scales = time.monotonic(), None, []
+    try:
+        with model.join() if use_join else contextlib.nullcontext():
+            for _ in range(batches):
+                model.zero_grad()
+                loss_fn(model(dataset.data[:4])).backward()
+                own = torch.autograd.grad(loss_fn(alone(dataset.data[:4])), alone.weight)[0]
+                averaged = model.module.weight.grad
+                scales.append((torch.sum(averaged * own) / torch.sum(own * own)).item())
+    except RuntimeError as error:
+        failure = str(error).split("] ")[-1]  # without gloo's source location
+    ending = f"stopped after {time.monotonic() - start:.0f} s: {failure}" if failure else "finished"
+    return f"{batches} batches, {ending}", scales
+
+
+def run_uneven(use_join):
+    """Be one process of a group that runs ``uneven_epoch``."""
+    dist.init_process_group("gloo")
+    try:
+        ending = uneven_epoch(use_join)
+        dist.barrier()  # the processes leave together
+        return ending
+    finally:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    for use_join in (False, True):
+        print("with model.join():" if use_join else "without join:")
+        reports = launch(2, run_uneven, (use_join,))
+        for rank, (_, (ending, _)) in enumerate(reports):
+            print(f"  rank {rank}: {ending}")
+    scales = ", ".join(f"{scale:.2f}" for scale in reports[0][1][1])
+    print("rank 0's gradient at each step, as a multiple of its own:", scales)
+
+# %%
+# A process that has joined takes part with zero gradients, and the average
+# still divides by the number of processes. Both ranks train on the same
+# samples here, so their average is rank 0's own gradient in the first two
+# steps; in the third, rank 1 has joined, and rank 0's gradient is halved.
+# ``model.join(divide_by_initial_world_size=False)`` divides by the number of
+# processes still training instead.
+#
+# .. _ddp-init-waits:
+#
+# What ``init_process_group`` waits for
+# ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+#
+# ``init_process_group`` has no barrier of its own unless
+# ``TORCH_DIST_INIT_BARRIER=1`` is set. It waits where the rendezvous and the
+# backend make it wait. When rank 0 hosts the store, as with ``mp.spawn``
+# above, the store waits for every process to connect to it, so rank 0
+# returns from ``init_process_group`` only once all have arrived, whatever
+# the backend. ``torchrun`` hosts the store in its own process, and every
+# rank is only a client of it; there, ``gloo`` connects to every other
+# process while it creates the group, so it returns once all have arrived,
+# while ``nccl`` connects at the first collective operation unless it is
+# given a ``device_id``. Rank 0's store, opened for 3 processes with a
+# timeout of 1 second and left alone, shows the wait:
+
+if __name__ == "__main__":
+    one_second = datetime.timedelta(seconds=1)
+    try:
+        dist.TCPStore("127.0.0.1", 0, world_size=3, is_master=True, timeout=one_second)
+    except dist.DistStoreError as gave_up:
+        print("rank 0's store:", re.sub(r" after \d+ seconds", "", str(gave_up)))
+
+# %%
+# .. _ddp-dynamo-import:
+#
+# Why the script imports ``torch._dynamo`` first
+# ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+#
+# The script imports ``torch._dynamo`` at the top, before the group exists,
+# so that ``destroy_process_group`` can free the group: DDP imports it the
+# first time it wraps a model, and with it ``torch.distributed.nn.functional``,
+# whose functions keep the default group of the moment they are imported as
+# the default value of their ``group`` argument. Imported after
+# ``init_process_group``, they keep the group and its ``gloo`` threads alive
+# after ``destroy_process_group``, and a thread still cleaning up after the
+# last gradient averaging when Python exits aborts the process with
+# ``terminate called without an active exception`` (in our runs, 10 of 100
+# ``torchrun`` jobs of 2 processes, run two at a time on 2 CPU cores that
+# three other processes kept busy). Imported first, it also costs its two
+# seconds or so once, not again in every process this page's launcher forks.

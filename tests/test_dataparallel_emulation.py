@@ -457,10 +457,9 @@ def test_probe_output_shows_the_replica_behaviour(tutorial_run):
     namespace, printed = tutorial_run
     lines = printed.splitlines()
     probe = namespace["probe"]
-    assert lines.count("\treplica: 4 rows, 0 parameters") == 2
-    assert "\treplica: 2 rows, 0 parameters" in lines
+    assert "(rows, parameters) in each replica: [(4, 0), (4, 0), (2, 0)]" in lines
     assert "scalar outputs gathered into shape (3,) | None gathered into None" in lines
-    assert probe.calls == 0 and "calls counted on the module: 0" in lines
+    assert probe.calls == 0 and "calls counted on the module: 0 | entries in its list: 3" in lines
     assert probe.norm.num_batches_tracked.item() == 1
     assert "batches tracked by BatchNorm: 1" in lines
     assert "running mean comes from the first chunk alone: True" in lines

@@ -341,7 +341,7 @@ def test_make_html_refuses_the_issues_attacks_and_a_preview_runs_none(site, tmp_
     landing = messages / "index.po"  # MyST
     tutorial = messages / "auto_examples" / "plot_01_dataparallel.po"  # reST
     landing_msgid = first_msgid(landing, "This site teaches")
-    tutorial_msgid = first_msgid(tutorial, "PyTorch runs your model")
+    tutorial_msgid = first_msgid(tutorial, "A PyTorch model runs on the CPU")
     inject(landing, landing_msgid, append=' <img src=x onerror="alert(1)">')
     inject(tutorial, tutorial_msgid, append=" `點這裡 <javascript:alert(2)>`_")
     # Plain text that looks like HTML is words, not markup: shown, and never run.
