@@ -30,10 +30,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: the translation package
+from site_layout import CONF, ROOT  # noqa: E402
 from translation.catalogs import Catalog, is_translated, messages, read, write  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-GATE = ROOT / "conf" / "translation" / "run_checks.py"
+GATE = CONF / "translation" / "run_checks.py"
 LANGS = ("zh_CN", "zh_TW")
 
 

@@ -81,7 +81,7 @@ def input_digest(lang):
     """Hash everything a language's pages are made from (not generated files)."""
     digest = hashlib.sha256(" ".join(SPHINX_OPTS).encode())
     digest.update(" ".join(RECORDINGS).encode())  # named by their checksums (outputs.fetch)
-    files = [ROOT / "requirements.txt", ROOT / "locale" / "glossary.csv"]
+    files = [ROOT / "requirements.txt", LOCALE / "glossary.csv"]
     for folder in ("docs", "examples", "conf", f"locale/{lang}"):
         files += (ROOT / folder).rglob("*")
     for path in sorted(files):

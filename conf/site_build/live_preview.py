@@ -36,7 +36,9 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
+from site_layout import BUILD, CONF, ROOT  # noqa: E402
+
 WATCHED = ("docs", "examples", "locale", "conf")
 NOT_WATCHED = ("docs/auto_examples/",)
 STATUS = "/_live/status"
@@ -140,7 +142,7 @@ def build(lang, outdir, doctrees):
 
             options = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
             code = main([
-                "-b", "html", "-q", "-c", str(ROOT / "conf"), "-D", f"language={lang}",
+                "-b", "html", "-q", "-c", str(CONF), "-D", f"language={lang}",
                 "-d", str(doctrees), *options, str(ROOT / "docs"), str(outdir),
             ])  # fmt: skip
             imported = [n for n in set(sys.modules) - before if not is_ours(sys.modules[n])]
@@ -271,7 +273,6 @@ def write_status(status_file, build_number, ok, seconds):
 
 def main(argv=None):
     """Parse the command line, serve, and rebuild on every change until Ctrl-C."""
-    sys.path.insert(0, str(ROOT / "conf"))
     from languages import TRANSLATIONS, select
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -290,8 +291,8 @@ def main(argv=None):
     listener = bind(args.host, args.port)
     os.environ.setdefault("DP_COMMAND", f"live preview of {lang}")  # for checkout_lock
 
-    live = ROOT / "_build" / "live"
-    outdir, doctrees = live / lang, ROOT / "_build" / "doctrees" / f"live-{lang}"
+    live = BUILD / "live"
+    outdir, doctrees = live / lang, BUILD / "doctrees" / f"live-{lang}"
     outdir.mkdir(parents=True, exist_ok=True)
     status_file = live / f".{lang}.status.json"
     write_status(status_file, 0, True, 0.0)

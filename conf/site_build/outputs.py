@@ -40,7 +40,8 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
-from site_build.project_copy import ROOT, copy_project  # noqa: E402
+from site_build.project_copy import copy_project  # noqa: E402
+from site_layout import BUILD, ROOT  # noqa: E402
 from site_extensions.recordings import FORMAT, MAX_FILE, sign  # noqa: E402
 
 
@@ -199,7 +200,7 @@ def main(argv=None):
     rec = commands.add_parser("record", help="execute the examples and record their output")
     rec.add_argument("--key", type=Path, required=True, help="the Ed25519 private key (PEM)")
     rec.add_argument("--shard", default=None, help="K/N: execute every N-th example from K")
-    rec.add_argument("--out", type=Path, default=ROOT / "_build" / "outputs.json")
+    rec.add_argument("--out", type=Path, default=BUILD / "outputs.json")
     gen = commands.add_parser("keygen", help="write a new signing key; print its public line")
     gen.add_argument("private", type=Path)
     args = parser.parse_args(argv)

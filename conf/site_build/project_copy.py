@@ -3,7 +3,7 @@
 import shutil
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from site_layout import ROOT
 
 
 def copy_project(dest, with_gallery=True):

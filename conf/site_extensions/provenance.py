@@ -28,10 +28,10 @@ from docutils import nodes
 from sphinx.util import logging
 
 from site_extensions.interface_strings import _, offer
+from site_layout import ROOT
 from site_extensions.recordings import recorded_facts
 
 logger = logging.getLogger(__name__)
-ROOT = Path(__file__).resolve().parents[2]
 
 # The header lines the examples print first in each result block.
 HEADERS = {

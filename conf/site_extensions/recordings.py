@@ -29,6 +29,8 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.util import logging
 
+from site_layout import CONF
+
 logger = logging.getLogger(__name__)
 
 FORMAT = 2
@@ -37,7 +39,7 @@ MAX_CELL = 2**20  # characters one cell may have printed
 MAX_CELLS = 500  # code cells of one example
 MAX_FACT = 200  # characters of one provenance fact
 FACTS = {"date", "commit", "torch", "python", "cuda", "driver", "gpus"}
-KEYS_FILE = Path(__file__).resolve().parents[1] / "recording-keys.txt"
+KEYS_FILE = CONF / "recording-keys.txt"
 
 
 class RecordingRefused(Exception):

@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from languages import select  # noqa: E402
+from site_layout import LOCALE  # noqa: E402
 from translation.catalog_diff import changed_parts  # noqa: E402
 from translation.catalogs import is_translated, language_catalogs, messages, msgstr_line, read  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -147,7 +147,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("report", choices=["stat", "review"])
     parser.add_argument("languages", nargs="*", metavar="LANG")
-    parser.add_argument("--locale-dir", type=Path, default=ROOT / "locale")
+    parser.add_argument("--locale-dir", type=Path, default=LOCALE)
     args = parser.parse_args(argv)
     langs = catalog_languages(parser, args.languages, args.locale_dir)
     if args.report == "review":

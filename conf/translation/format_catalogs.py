@@ -26,7 +26,8 @@ from translation.catalogs import (  # noqa: E402
     CatalogError, catalog_language, language_catalogs, messages, parse, text,
 )  # fmt: skip
 from translation.checks.canonical import first_difference  # noqa: E402
-from translation.checks.common import ROOT, shown  # noqa: E402
+from site_layout import LOCALE  # noqa: E402
+from translation.checks.common import shown  # noqa: E402
 
 
 def content(catalog):
@@ -63,7 +64,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("languages", nargs="*", metavar="LANG")
     parser.add_argument("--check", action="store_true", help="change nothing; list what would")
-    parser.add_argument("--locale-dir", type=Path, default=ROOT / "locale")
+    parser.add_argument("--locale-dir", type=Path, default=LOCALE)
     args = parser.parse_args(argv)
     langs = catalog_languages(parser, args.languages, args.locale_dir)
     failed = changed = 0

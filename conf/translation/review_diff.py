@@ -40,6 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from languages import SOURCE, by_sphinx_code, select  # noqa: E402
 from site_extensions.content_security_policy import meta, policy  # noqa: E402
+from site_layout import BUILD, LOCALE, ROOT  # noqa: E402
 from translation.catalog_diff import (  # noqa: E402
     ReviewError, attach_findings, changed_parts, keep_changed, resolve_base, review_language,
     state, translation, unchanged_catalogs,
@@ -47,7 +48,6 @@ from translation.catalog_diff import (  # noqa: E402
 from translation.catalogs import CatalogError  # noqa: E402
 from translation.run_checks import CHECKS, run_checks  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 # The states of a change, in the order the summary counts them.
 STATES = ("new", "translated", "became fuzzy", "fuzzy resolved", "changed", "untranslated",
           "removed", "obsolete", "restored")  # fmt: skip
@@ -385,11 +385,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("languages", nargs="*", metavar="LANG")
     parser.add_argument("--base", help="the revision to compare with (default: merge base with main)")
-    parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
-    parser.add_argument("--doctrees", type=Path, default=ROOT / "_build" / "doctrees" / SOURCE.sphinx)
-    parser.add_argument("--out", type=Path, default=ROOT / "_build" / "review")
+    parser.add_argument("--site", type=Path, default=BUILD / "html")
+    parser.add_argument("--doctrees", type=Path, default=BUILD / "doctrees" / SOURCE.sphinx)
+    parser.add_argument("--out", type=Path, default=BUILD / "review")
     parser.add_argument("--pot-dir", type=Path, help="check out-of-sync against these .pot files")
-    parser.add_argument("--locale-dir", type=Path, default=ROOT / "locale")
+    parser.add_argument("--locale-dir", type=Path, default=LOCALE)
     args = parser.parse_args(argv)
     try:
         langs = select(args.languages, translations_only=True)

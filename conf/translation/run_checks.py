@@ -62,10 +62,11 @@ from translation.checks import (  # noqa: E402
     terminology, unused,
 )  # fmt: skip
 from translation.checks.common import (  # noqa: E402
-    ERROR, GLOSSARY, ROOT, WARNING, Message, Problem, shown,
+    ERROR, GLOSSARY, WARNING, Message, Problem, shown,
 )  # fmt: skip
 from translation.checks.parsing import SYNTAXES  # noqa: E402
 from translation.checks.project import Project  # noqa: E402
+from site_layout import LOCALE  # noqa: E402
 from translation.catalogs import language_catalogs, messages, msgstr_line  # noqa: E402
 
 ENTRY_CHECKS = {
@@ -83,7 +84,6 @@ CHECKS = ("out-of-sync", "syntax", *ENTRY_CHECKS, "completeness", "canonical")
 TRANSLATION_CHECKS = tuple(
     c for c in CHECKS if c not in ("out-of-sync", "completeness", "canonical")
 )
-LOCALE = ROOT / "locale"
 PLURAL = ("an entry with a plural form (msgid_plural): the English has no plural messages, "
           "so the build leaves it out (gettext would show its msgstr[0], unchecked)")
 

@@ -27,7 +27,7 @@ import opencc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from translation.catalogs import is_translated, messages, read, write  # noqa: E402
-from translation.checks.common import ROOT  # noqa: E402
+from site_layout import LOCALE  # noqa: E402
 
 
 def seed_catalog(cn_path, tw_path, convert):
@@ -71,7 +71,7 @@ def main(argv=None):
     """Parse the command line and seed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="report only, write nothing")
-    parser.add_argument("--locale-dir", type=Path, default=ROOT / "locale")
+    parser.add_argument("--locale-dir", type=Path, default=LOCALE)
     args = parser.parse_args(argv)
     for lang in ("zh_CN", "zh_TW"):
         if not (args.locale_dir / lang / "LC_MESSAGES").is_dir():

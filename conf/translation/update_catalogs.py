@@ -33,11 +33,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from languages import select  # noqa: E402
+from site_layout import LOCALE, ROOT  # noqa: E402
 from translation.catalog_diff import ReviewError, git  # noqa: E402
 from translation.catalogs import CatalogError, messages, parse, read, text, write  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-LOCALE = ROOT / "locale"
 _CREATION_DATE = re.compile(r'^"POT-Creation-Date: .*\\n"\n', re.MULTILINE)
 
 

@@ -11,7 +11,9 @@ from pathlib import Path
 from translation.catalogs import CatalogError, catalog_language, parse, text
 from translation.update_catalogs import BABEL_FORM
 
-from .common import ROOT, Problem, shown
+from site_layout import LOCALE
+
+from .common import Problem, shown
 
 
 def first_difference(ours, canonical):
@@ -35,7 +37,7 @@ def check(po_path):
     except (OSError, UnicodeDecodeError, CatalogError):
         return
     # Only this project's catalogs come from its own merge; another's may keep any locations.
-    ours_to_merge = Path(po_path).resolve().is_relative_to(ROOT / "locale")
+    ours_to_merge = Path(po_path).resolve().is_relative_to(LOCALE)
     babel = BABEL_FORM.search(ours) if ours_to_merge else None
     if babel:
         yield Problem(shown(po_path), ours.count("\n", 0, babel.start()) + 1, "canonical",

@@ -7,7 +7,9 @@ from pathlib import Path
 
 from translation.catalogs import english, messages, read
 
-from .common import ROOT, Problem, brief, shown
+from site_layout import CONF, DOCS, ROOT
+
+from .common import Problem, brief, shown
 
 
 def extract_pots(workdir):
@@ -16,8 +18,8 @@ def extract_pots(workdir):
     options = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
     cmd = [
         sys.executable, "-m", "sphinx", "-b", "gettext", "-q", *options,
-        "-c", str(ROOT / "conf"), "-d", str(Path(workdir, "doctrees")),
-        str(ROOT / "docs"), str(out),
+        "-c", str(CONF), "-d", str(Path(workdir, "doctrees")),
+        str(DOCS), str(out),
     ]  # fmt: skip
     result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if result.returncode != 0:
