@@ -522,9 +522,9 @@ if __name__ == "__main__":
 # ``ceil(100 / 8) = 13`` samples each, 104 in all, 4 of them repeats. Thirty
 # does not divide by 8 either: each process loads ``ceil(30 / 8) = 4`` per
 # step, so the global batch is 32, and the last batches have 1 sample each.
-# This model does not mind, but a model with BatchNorm would fail on them in
-# training, as each process normalises its own batch;
-# ``DataLoader(..., drop_last=True)`` drops them.
+# This model does not mind, but a ``BatchNorm1d`` layer would fail on them in
+# training: each process normalises its own batch, and one row gives it one
+# value per channel. ``DataLoader(..., drop_last=True)`` drops them.
 
 if __name__ == "__main__":
     run_with(8)

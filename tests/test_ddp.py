@@ -183,7 +183,7 @@ def buffers_after_forward():
         dist.destroy_process_group()
 
 
-def test_ddp_copies_rank_0_buffers_at_every_forward(definitions):
+def test_ddp_copies_rank_0_buffers_at_a_forward_with_grad(definitions):
     results = [value for _, value in definitions["launch"](2, buffers_after_forward)]
     assert results == [(0.0, 10.0), (0.0, 10.0)]  # rank 1's 1 and 11 were overwritten
 
