@@ -58,6 +58,7 @@ print("Device:", device)
 # nothing: that is what happens on a machine without a GPU.
 
 layer = nn.Linear(input_size, output_size)
+print("a new module's parameters are on", layer.weight.device)
 print("module.to() returns the same module:", layer.to(device) is layer)
 
 cpu_tensor = torch.ones(2, input_size)

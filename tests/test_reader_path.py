@@ -158,6 +158,13 @@ def test_ddp_page_teaches_torchrun_and_mp_spawn_and_folds_the_build_launcher(sit
 # -- plot_01: the wrapper and the replicas ----------------------------------------------
 
 
+def test_a_new_module_is_on_the_cpu_until_moved(site):
+    """The page's first sentence: a model runs on the CPU until it is moved."""
+    assert torch.nn.Linear(2, 2).weight.device == torch.device("cpu")
+    printed = outputs(page(site, "plot_01_dataparallel"))
+    assert "a new module's parameters are on cpu" in printed
+
+
 def test_the_wrapper_prefixes_state_dict_keys_with_module(site, first):
     inner = first["Model"](5, 2)
     wrapped = nn.DataParallel(inner)
