@@ -77,6 +77,27 @@ def refused(langs, checks):
                    if Path(p.path).resolve().is_relative_to(LOCALE / lang)})  # fmt: skip
 
 
+def extract_english():
+    """Extract the current English (make gettext), which the translations are counted against.
+
+    The status page and each page's notice count a translation against the
+    current English, as ``make stat`` does (translation/progress.py): the
+    templates must be current before a translation builds. Nothing runs when
+    no source changed since the last extraction. Returns False on failure.
+    """
+    from translation.progress import ExtractionError, fresh_templates
+
+    try:
+        ran, said = fresh_templates()
+    except ExtractionError as err:
+        print(f"{err}\nerror: extracting the English failed (above); nothing was built",
+              file=sys.stderr)  # fmt: skip
+        return False
+    if said.strip():
+        print(said.rstrip(), flush=True)
+    return True
+
+
 def input_digest(lang):
     """Hash everything a language's pages are made from (not generated files)."""
     digest = hashlib.sha256(" ".join(SPHINX_OPTS).encode())
@@ -236,10 +257,14 @@ def build_local(langs, outputs=()):
     from site_extensions.gallery_reuse import stale_examples  # imports Sphinx: only now
 
     changed = stale_examples(EXAMPLES, GALLERY)
-    said = f"--- {todo[0][0]} executes {len(changed)} example(s)"
+    translations = [lang for lang, _, _ in todo if lang != SOURCE.sphinx]
+    first = "the extraction of the English" if translations else todo[0][0]
+    said = f"--- {first} executes {len(changed)} example(s)"
     said += f": {', '.join(changed)}" if changed else ""
-    said += "; the other languages reuse its results" if len(todo) > 1 else ""
+    said += "; the languages reuse its results" if translations or len(todo) > 1 else ""
     print(said + " ---", flush=True)
+    if translations and not extract_english():
+        return 1
     with ThreadPoolExecutor(max_workers=len(todo)) as pool:
         checked = pool.submit(refused, [lang for lang, _, _ in todo], CONTENT_CHECKS)
         results = [build(*todo[0])]
@@ -302,6 +327,8 @@ def build_readthedocs():
         print(f"error: {err}", file=sys.stderr)
         return 2
     if refused([lang], {"syntax"} | CONTENT_CHECKS):
+        return 1
+    if lang != SOURCE.sphinx and not extract_english():
         return 1
     readthedocs_recordings()
     output.mkdir(parents=True, exist_ok=True)
