@@ -160,7 +160,7 @@ def drop_cross_page_guesses(catalog, fuzzy_before, english):
     return dropped
 
 
-def shared_entries(lang, new_name):
+def shared_entries(lang, new_name, locale_dir=LOCALE):
     """The translations every existing tutorial catalog of *lang* shares, for tutorial *new_name*.
 
     Sphinx-Gallery writes the same entries into every tutorial's page (the
@@ -169,7 +169,7 @@ def shared_entries(lang, new_name):
     two) has it, with its name in the place of the name, translated the same
     way. Returns {msgid for *new_name*: translation}.
     """
-    folder = LOCALE / lang / "LC_MESSAGES" / "auto_examples"
+    folder = Path(locale_dir) / lang / "LC_MESSAGES" / "auto_examples"
     others = [p for p in sorted(folder.glob("plot_*.po")) if p.stem != new_name]
     if len(others) < 2:
         return {}
