@@ -49,7 +49,7 @@ from site_extensions.content_security_policy import meta, policy  # noqa: E402
 from site_layout import BUILD, LOCALE, ROOT  # noqa: E402
 from translation.catalog_diff import (  # noqa: E402
     ReviewError, attach_findings, changed_parts, keep_changed, resolve_base, review_language,
-    state, translation, unchanged_catalogs,
+    state, translation, unchanged_catalogs, untranslated_elsewhere,
 )  # fmt: skip
 from translation.catalogs import CatalogError  # noqa: E402
 from translation.run_checks import CHECKS, run_checks  # noqa: E402
@@ -394,6 +394,7 @@ def write_review(base, langs, locale_dir, site, doctrees, out, pot_dir=None):
     pages = [page for lang in langs for page in review_language(commit, lang, locale_dir)]
     problems = keep_changed(check_findings(langs, locale_dir, pot_dir), pages,
                             unchanged_catalogs(commit, langs, locale_dir))  # fmt: skip
+    problems = untranslated_elsewhere(problems, pages, locale_dir)
     outside = attach_findings(pages, problems)
     out.mkdir(parents=True, exist_ok=True)
     link_changes(pages, site, doctrees, out)
