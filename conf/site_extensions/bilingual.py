@@ -54,7 +54,7 @@ def page_states(env, docname, document):
     po = Path(env.srcdir, env.config.locale_dirs[0], env.config.language, "LC_MESSAGES",
               domain + ".po")  # fmt: skip
     env.note_dependency(str(po))
-    pot = template_of(domain, current_pot_dir())
+    pot = template_of(domain, current_pot_dir(env.srcdir))
     if pot is not None:
         env.note_dependency(str(pot))
     else:

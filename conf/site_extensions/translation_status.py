@@ -47,7 +47,7 @@ class TranslationStatus(SphinxDirective):
 
     def run(self):
         locale_dir = Path(self.env.srcdir, self.config.locale_dirs[0])
-        pot_dir = current_pot_dir()
+        pot_dir = current_pot_dir(self.env.srcdir)
         tables = []
         for path in [*locale_dir.rglob("*.po"), *(pot_dir.rglob("*.pot") if pot_dir else [])]:
             self.env.note_dependency(str(path))  # rebuild when a catalog or the English changes

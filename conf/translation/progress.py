@@ -110,11 +110,15 @@ def fresh_templates(pot_dir=POT_DIR, quiet=True):
 _CURRENT = {}
 
 
-def current_pot_dir(pot_dir=POT_DIR):
-    """*pot_dir* if it holds the current English (its stamp matches the sources), else None.
+def current_pot_dir(srcdir, pot_dir=POT_DIR):
+    """*pot_dir* if it holds the current English of the Sphinx sources *srcdir*, else None.
 
-    Checked once per process: inside a build, the sources do not change.
+    Only for this project's docs/ (another project, such as a test's, has no
+    templates here), and only when the stamp matches the sources. Checked
+    once per process: inside a build, the sources do not change.
     """
+    if Path(srcdir).resolve() != DOCS.resolve():
+        return None
     if pot_dir not in _CURRENT:
         stamp = Path(pot_dir) / STAMP.name
         _CURRENT[pot_dir] = stamp.is_file() and stamp.read_text() == sources_digest()

@@ -25,9 +25,8 @@ keeps its old English. Entries whose English disappeared stay as obsolete
 obsolete entry whose English comes back is used again, fuzzy. It is
 idempotent: a catalog is rewritten only when something besides the
 POT-Creation-Date header changed. It needs no GNU gettext. A fuzzy guess
-that Babel takes from another sentence still on the page and that links
-elsewhere (another tutorial's gallery card) is not kept
-(:func:`drop_cross_page_guesses`).
+that Babel takes from another sentence the English still has (another
+tutorial's gallery card) is not kept (:func:`drop_cross_page_guesses`).
 
 Location comments (``#:``) name the file a translator edits, from the top of
 the repository, without line numbers: ``examples/plot_01_dataparallel.py``,
@@ -126,34 +125,24 @@ def restore_previous(catalog, before):
     return catalog
 
 
-# The links of a message: the targets of its roles and hyperlinks, and its URLs.
-_TARGETS = re.compile(r":[\w:+-]+:`(?:[^`<]*<([^`>]+)>|([^`]+))`|`[^`<]*<([^`>]+)>`_|(https?://\S+)")
-
-
-def link_targets(text):
-    """The set of pages, labels, files and URLs that *text* links to."""
-    return {next(filter(None, found)) for found in _TARGETS.findall(text)}
-
-
 def drop_cross_page_guesses(catalog, fuzzy_before, english):
-    """Empty the fuzzy guesses Babel made from another sentence that links elsewhere.
+    """Empty the fuzzy guesses Babel made from another sentence that the English still has.
 
     Babel's merge pre-fills a new sentence with the translation of the most
-    similar old one, marked fuzzy. For a new gallery card or download link
-    the most similar sentence is another tutorial's, still on the page, and
-    the guess links to that tutorial: a translator who removes the fuzzy
-    flag links the card to the wrong page. A guess taken from a sentence the
-    English still has, whose links differ from its own English's, is left
-    untranslated instead. (An edited sentence, whose old English is gone,
-    keeps its fuzzy translation and its ``#|`` old English.) Returns how
-    many were dropped.
+    similar old one, marked fuzzy, even when that old sentence is still
+    there, translated in its own entry. Such a guess is another sentence's
+    translation: for a new gallery card or download link, another tutorial's,
+    and a translator who removes the fuzzy flag links the card to the wrong
+    page. Only an edited sentence, whose old English is gone, keeps its old
+    translation, fuzzy, with the old English as ``#|``; a guess from a
+    sentence still present is left untranslated (nothing is lost: that
+    sentence keeps its translation). Returns how many were dropped.
     """
     dropped = 0
     for message in messages(catalog):
         if not message.fuzzy or key(message) in fuzzy_before or not message.previous_id:
             continue
-        origin = message.previous_id[0]
-        if english.get(origin) is not None and link_targets(message.id) != link_targets(origin):
+        if english.get(message.previous_id[0]) is not None:
             message.string, message.previous_id = "", []
             message.flags.discard("fuzzy")
             dropped += 1
