@@ -77,18 +77,20 @@ def refused(langs, checks):
                    if Path(p.path).resolve().is_relative_to(LOCALE / lang)})  # fmt: skip
 
 
-def extract_english():
+def extract_english(reuse_gallery=False):
     """Extract the current English (make gettext), which the translations are counted against.
 
     The status page and each page's notice count a translation against the
     current English, as ``make stat`` does (translation/progress.py): the
     templates must be current before a translation builds. Nothing runs when
-    no source changed since the last extraction. Returns False on failure.
+    no source changed since the last extraction. *reuse_gallery*: read the
+    gallery the first language generated, as the other languages do. Returns
+    False on failure.
     """
     from translation.progress import ExtractionError, fresh_templates
 
     try:
-        ran, said = fresh_templates()
+        ran, said = fresh_templates(options=REUSE_GALLERY if reuse_gallery else ())
     except ExtractionError as err:
         print(f"{err}\nerror: extracting the English failed (above); nothing was built",
               file=sys.stderr)  # fmt: skip
@@ -258,16 +260,23 @@ def build_local(langs, outputs=()):
 
     changed = stale_examples(EXAMPLES, GALLERY)
     translations = [lang for lang, _, _ in todo if lang != SOURCE.sphinx]
-    first = "the extraction of the English" if translations else todo[0][0]
+    # The English the translations are counted against is extracted before
+    # they build: after the English build, reusing its gallery, or, without
+    # one, first, executing the changed examples itself.
+    extract_first = bool(translations) and todo[0][0] != SOURCE.sphinx
+    first = "the extraction of the English" if extract_first else todo[0][0]
     said = f"--- {first} executes {len(changed)} example(s)"
     said += f": {', '.join(changed)}" if changed else ""
-    said += "; the languages reuse its results" if translations or len(todo) > 1 else ""
+    said += "; the languages reuse its results" if extract_first else (
+        "; the other languages reuse its results" if len(todo) > 1 else "")  # fmt: skip
     print(said + " ---", flush=True)
-    if translations and not extract_english():
+    if extract_first and not extract_english():
         return 1
     with ThreadPoolExecutor(max_workers=len(todo)) as pool:
         checked = pool.submit(refused, [lang for lang, _, _ in todo], CONTENT_CHECKS)
         results = [build(*todo[0])]
+        if results[0] and translations and not extract_first:
+            results[0] = extract_english(reuse_gallery=True)
         if results[0]:
             jobs = [pool.submit(build, *job, stamps / f"{job[0]}.log", REUSE_GALLERY)
                     for job in todo[1:]]  # fmt: skip

@@ -68,6 +68,9 @@ class Counts:
 def sources_digest(root=ROOT):
     """A digest of what the English is extracted from: names, sizes, mtimes of the sources."""
     digest = hashlib.sha256()
+    requirements = root / "requirements.txt"  # the theme's templates hold strings too
+    if requirements.is_file():
+        digest.update(str(requirements.stat().st_mtime_ns).encode())
     for folder in (root / "docs", root / "examples", root / "conf"):
         for path in sorted(folder.rglob("*")):
             rel = path.relative_to(root).as_posix()
@@ -83,7 +86,7 @@ class ExtractionError(RuntimeError):
     """The gettext build failed; the message holds what Sphinx said."""
 
 
-def fresh_templates(pot_dir=POT_DIR, quiet=True):
+def fresh_templates(pot_dir=POT_DIR, quiet=True, options=()):
     """Make *pot_dir* hold the current English, running the gettext builder if a source changed.
 
     Returns (ran, what Sphinx printed: its warnings and errors). Raises
@@ -95,9 +98,9 @@ def fresh_templates(pot_dir=POT_DIR, quiet=True):
     digest = sources_digest()
     if stamp.is_file() and stamp.read_text() == digest and any(Path(pot_dir).rglob("*.pot")):
         return False, ""
-    options = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
-    cmd = [sys.executable, "-m", "sphinx", "-b", "gettext", "-c", str(CONF), *options,
-           *(["-q"] if quiet else []), "-d", str(BUILD / "doctrees" / "gettext"),
+    sphinx_options = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
+    cmd = [sys.executable, "-m", "sphinx", "-b", "gettext", "-c", str(CONF), *sphinx_options,
+           *options, *(["-q"] if quiet else []), "-d", str(BUILD / "doctrees" / "gettext"),
            str(DOCS), str(pot_dir)]  # fmt: skip
     result = subprocess.run(cmd, cwd=ROOT, capture_output=quiet, text=True)
     said = (result.stdout or "") + (result.stderr or "")
