@@ -58,12 +58,10 @@ gettext: $(VENV)/.installed ## Extract the English messages into _build/gettext/
 	  docs _build/gettext
 
 update-po: $(VENV)/.installed ## Merge new English into LANGUAGES' catalogs, locale/<lang>/LC_MESSAGES/**.po
-	@$(MAKE) --no-print-directory gettext
-	$(PY) conf/translation/update_catalogs.py update _build/gettext $(LANGUAGES)
+	@$(PY) conf/translation/update_catalogs.py update _build/gettext $(LANGUAGES)
 
 prune-po: $(VENV)/.installed ## Delete obsolete (#~) entries and catalogs of removed pages
-	@$(MAKE) --no-print-directory gettext
-	$(PY) conf/translation/update_catalogs.py prune _build/gettext $(LANGUAGES)
+	@$(PY) conf/translation/update_catalogs.py prune _build/gettext $(LANGUAGES)
 
 format-po: $(VENV)/.installed ## Rewrite LANGUAGES' catalogs in the one form update-po writes (wrapping, header)
 	$(PY) conf/translation/format_catalogs.py $(LANGUAGES)

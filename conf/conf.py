@@ -44,6 +44,7 @@ extensions = [
     "site_extensions.provenance",
     "site_extensions.bilingual",
     "site_extensions.translation_notice",
+    "site_extensions.preview_banner",  # the live preview's banner: only its sentences, offered to sphinx.pot
     "site_extensions.gallery_cards",
     "site_extensions.translation_safety",  # translations add words, never markup or script
     "site_extensions.content_security_policy",

@@ -180,3 +180,104 @@ def test_an_unknown_language_is_a_clear_error():
     )  # fmt: skip
     assert result.returncode != 0
     assert "unknown language 'fr'" in result.stderr
+
+
+# -- What the preview serves is what make html would publish (issue 30) -------------
+
+BANNER = 'id="live-preview-failed"'
+
+
+def without_banner(page):
+    """*page* without the preview's banner."""
+    start = page.index('<div id="live-preview-failed"')
+    return page[:start] + page[page.index("</div>", start) + len("</div>"):]
+
+
+def wait_for_build(base, after):
+    """Wait until the preview finished a build numbered above *after*; return its status."""
+    import json
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        text = fetch(base.replace("zh_TW/", "_live/status"))
+        status = json.loads(text) if text else {"build": after}
+        if status["build"] > after:
+            return status
+        time.sleep(0.2)
+    raise AssertionError("no rebuild happened")
+
+
+def current_build(base):
+    import json
+
+    return json.loads(fetch(base.replace("zh_TW/", "_live/status")))["build"]
+
+
+def break_and_restore(project, base, breaking):
+    """Apply *breaking* to the tutorial's zh_TW catalog; return (status, page) served; restore."""
+    path = project / CATALOG
+    good = path.read_text("utf-8")
+    served_before = fetch(base + TUTORIAL + ".html")
+    build = current_build(base)
+    try:
+        path.write_text(breaking(good), "utf-8")
+        status = wait_for_build(base, build)
+        page = fetch(base + TUTORIAL + ".html")
+    finally:
+        build = current_build(base)
+        path.write_text(good, "utf-8")
+        wait_for_build(base, build)
+    return status, page, served_before
+
+
+def test_an_unterminated_string_is_refused_and_the_last_good_page_served(preview):
+    project, base = preview
+    entry = next(m for m in messages(read(project / CATALOG))
+                 if is_translated(m) and " " in m.id and not set('\\"') & set(m.string))  # fmt: skip
+
+    def unterminate(text):  # msgstr "...重點回顧  without its closing quote, as in the issue
+        line = f'msgstr "{entry.string}"'
+        assert line in text, "the entry must be on one line for this test"
+        return text.replace(line, line[:-1], 1)
+
+    status, page, before = break_and_restore(project, base, unterminate)
+    assert status["ok"] is False and "end-of-line within string" in status["why"]
+    assert BANNER in page and BANNER not in before
+    # The last good page, byte for byte, under the banner: not the truncated
+    # translation that make html would refuse.
+    assert without_banner(page) == before
+    assert entry.string in page
+    # The banner is in the page's language, with the catalog and line make html names.
+    assert "最近一次重新建置失敗" in page and 'lang="zh-TW"' in page[page.index(BANNER):]
+    assert f"{CATALOG}:" in page
+    # Fixed: the banner is gone.
+    assert BANNER not in wait_for(base + TUTORIAL + ".html", entry.string)
+
+
+def test_a_refused_translation_is_never_served(preview):
+    project, base = preview
+    entry = next(m for m in messages(read(project / CATALOG))
+                 if is_translated(m) and " " in m.id and not set('\\"') & set(m.string))  # fmt: skip
+    planted = " `詳情 <https://evil.example/>`_"  # a link to a host the English does not link
+
+    def plant(text):
+        catalog = read(project / CATALOG)
+        for message in messages(catalog):
+            if message.id == entry.id:
+                message.string = entry.string + planted
+        from translation.catalogs import text as catalog_text
+
+        return catalog_text(catalog, "zh_TW")
+
+    status, page, before = break_and_restore(project, base, plant)
+    assert status["ok"] is False and "[safety]" in status["why"]
+    assert BANNER in page
+    assert "evil.example" not in without_banner(page)  # only the banner may quote it
+    assert without_banner(page) == before
+
+
+def test_the_other_languages_are_served_for_the_switcher(preview):
+    _, base = preview
+    for lang in ("en", "zh_CN"):
+        page = fetch(base.replace("zh_TW/", f"{lang}/") + "index.html")
+        assert "</html>" in page, lang

@@ -576,7 +576,7 @@ def test_status_page_counts_catalogs_and_rebuilds_when_one_changes(tmp_path):
         return [cells[i : i + 5] for i in range(0, len(cells), 5)]
 
     build("html")
-    assert rows()[:3] == [["Page", "Progress", "Translated", "Fuzzy", "Untranslated"],
+    assert rows()[:3] == [["Page", "Progress", "Translated", "Outdated", "Untranslated"],
                           ["guide", "100%", "11", "0", "0"],
                           ["page", "100%", "13", "0", "0"]]  # fmt: skip
 
@@ -591,7 +591,7 @@ def test_status_page_counts_catalogs_and_rebuilds_when_one_changes(tmp_path):
     msgids = {m.id for m in messages(read(tmp_path / "gettext" / "index.pot"))}
     # Each table's caption is the language's English name, for the reader's own script.
     captions = {f"{lang.english} ({lang.sphinx})" for lang in LANGUAGES[1:]}
-    assert msgids == {"Status", "Page", "Progress", "Translated", "Fuzzy", "Untranslated", *captions}
+    assert msgids == {"Status", "Page", "Progress", "Translated", "Outdated", "Untranslated", *captions}
 
 
 # -- end to end: a changed English sentence ---------------------------------------

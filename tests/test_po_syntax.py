@@ -88,3 +88,13 @@ def test_a_compiled_catalog_in_the_repository_is_reported(tmp_path):
     found = sorted((Path(p.path).name, p.check) for p in syntax.committed_compiled(tmp_path / "locale" / "zh_TW"))
     assert found == [("index.mo", "syntax"), ("sphinx.js", "syntax")]  # local.mo is a build's
     assert list(syntax.committed_compiled(ROOT / "locale" / "zh_TW")) == []
+
+
+def test_a_single_backslash_before_a_space_says_how_to_write_it():
+    """The reST escape between markup and Chinese is written \\\\  inside a .po (issue 30)."""
+    from translation.catalogs import line_problems
+
+    [(line, problem)] = line_problems('msgid "a *b* c"\nmsgstr "甲\\ *乙*\\ 丙"\n')
+    assert line == 2 and "invalid control sequence '\\ '" in problem
+    assert "'\\\\ '" in problem  # the spelling to use
+    assert line_problems('msgid "a *b* c"\nmsgstr "甲\\\\ *乙*\\\\ 丙"\n') == []

@@ -77,6 +77,29 @@ def refused(langs, checks):
                    if Path(p.path).resolve().is_relative_to(LOCALE / lang)})  # fmt: skip
 
 
+def extract_english(reuse_gallery=False):
+    """Extract the current English (make gettext), which the translations are counted against.
+
+    The status page and each page's notice count a translation against the
+    current English, as ``make stat`` does (translation/progress.py): the
+    templates must be current before a translation builds. Nothing runs when
+    no source changed since the last extraction. *reuse_gallery*: read the
+    gallery the first language generated, as the other languages do. Returns
+    False on failure.
+    """
+    from translation.progress import ExtractionError, fresh_templates
+
+    try:
+        ran, said = fresh_templates(options=REUSE_GALLERY if reuse_gallery else ())
+    except ExtractionError as err:
+        print(f"{err}\nerror: extracting the English failed (above); nothing was built",
+              file=sys.stderr)  # fmt: skip
+        return False
+    if said.strip():
+        print(said.rstrip(), flush=True)
+    return True
+
+
 def input_digest(lang):
     """Hash everything a language's pages are made from (not generated files)."""
     digest = hashlib.sha256(" ".join(SPHINX_OPTS).encode())
@@ -236,13 +259,24 @@ def build_local(langs, outputs=()):
     from site_extensions.gallery_reuse import stale_examples  # imports Sphinx: only now
 
     changed = stale_examples(EXAMPLES, GALLERY)
-    said = f"--- {todo[0][0]} executes {len(changed)} example(s)"
+    translations = [lang for lang, _, _ in todo if lang != SOURCE.sphinx]
+    # The English the translations are counted against is extracted before
+    # they build: after the English build, reusing its gallery, or, without
+    # one, first, executing the changed examples itself.
+    extract_first = bool(translations) and todo[0][0] != SOURCE.sphinx
+    first = "the extraction of the English" if extract_first else todo[0][0]
+    said = f"--- {first} executes {len(changed)} example(s)"
     said += f": {', '.join(changed)}" if changed else ""
-    said += "; the other languages reuse its results" if len(todo) > 1 else ""
+    said += "; the languages reuse its results" if extract_first else (
+        "; the other languages reuse its results" if len(todo) > 1 else "")  # fmt: skip
     print(said + " ---", flush=True)
+    if extract_first and not extract_english():
+        return 1
     with ThreadPoolExecutor(max_workers=len(todo)) as pool:
         checked = pool.submit(refused, [lang for lang, _, _ in todo], CONTENT_CHECKS)
         results = [build(*todo[0])]
+        if results[0] and translations and not extract_first:
+            results[0] = extract_english(reuse_gallery=True)
         if results[0]:
             jobs = [pool.submit(build, *job, stamps / f"{job[0]}.log", REUSE_GALLERY)
                     for job in todo[1:]]  # fmt: skip
@@ -302,6 +336,8 @@ def build_readthedocs():
         print(f"error: {err}", file=sys.stderr)
         return 2
     if refused([lang], {"syntax"} | CONTENT_CHECKS):
+        return 1
+    if lang != SOURCE.sphinx and not extract_english():
         return 1
     readthedocs_recordings()
     output.mkdir(parents=True, exist_ok=True)

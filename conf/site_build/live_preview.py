@@ -8,8 +8,18 @@ whenever a file under ``docs/``, ``examples/``, ``locale/`` or ``conf/``
 changes: a catalog edit (the tutorials' catalogs included), a page, an
 example (which re-executes, as ``make html`` would) or the build machinery.
 The generated ``docs/auto_examples/`` and compiled ``.mo`` files are not
-watched. Open pages reload themselves after each successful rebuild; after a
-failed one they say so and keep showing the last good build.
+watched. Open pages reload themselves after each rebuild.
+
+It serves exactly what ``make html`` would publish, or the last good pages:
+each rebuild first runs the checks ``make html`` runs (a catalog gettext
+would reject, a translation that breaks its page: build_site.refused), then
+Sphinx into a staging copy of the served pages, and swaps that copy in
+(atomically: the served folder is a link, replaced at once) only if both
+passed. After a failed rebuild every page it serves carries a banner in the
+page's language (site_extensions/preview_banner.py) saying why, as
+``make html`` reports it. The other languages are served from
+``_build/html/`` (the last ``make html``), so that the language switcher
+works.
 
 Why not sphinx-autobuild: it starts a fresh ``sphinx-build`` for every change,
 and importing Sphinx, the theme and the extensions plus loading jieba's
@@ -29,6 +39,8 @@ import http.server
 import importlib
 import json
 import os
+import re
+import shutil
 import signal
 import socket
 import sys
@@ -52,17 +64,9 @@ RELOAD_SCRIPT = b"""(() => {
   const poll = async () => {
     try {
       const status = await (await fetch("%s", {cache: "no-store"})).json();
-      if (seen !== null && status.build !== seen && status.ok) location.reload();
-      seen = seen === null || status.ok ? status.build : seen;
-      let note = document.getElementById("live-preview-failed");
-      if (!status.ok && !note) {
-        note = document.createElement("p");
-        note.id = "live-preview-failed";
-        note.setAttribute("role", "alert");
-        note.style.cssText = "position:fixed;bottom:0;left:0;right:0;margin:0;padding:.5em 1em;background:#b00020;color:#fff;z-index:1000";
-        note.textContent = "The last rebuild failed; this page is from the last good build. See the terminal.";
-        document.body.append(note);
-      } else if (status.ok && note) note.remove();
+      // A new build, good or failed: the server sends the page with its banner.
+      if (seen !== null && status.build !== seen) location.reload();
+      seen = status.build;
     } catch { /* the preview was stopped */ }
     setTimeout(poll, 250);
   };
@@ -125,39 +129,136 @@ def is_ours(module):
     return str(getattr(module, "__file__", "") or "").startswith(OURS)
 
 
+def preflight(lang):
+    """Run what ``make html`` checks before it publishes *lang*; return why it would refuse, or ''.
+
+    A catalog gettext would reject stops the build; a translation with errors
+    of make check's content checks is not published (build_site.refused,
+    which prints each problem). The English the translations are counted
+    against is extracted first, as ``make html`` does.
+    """
+    from languages import SOURCE
+    from site_build.build_site import CONTENT_CHECKS, refused
+    from translation.progress import ExtractionError, fresh_templates
+
+    if lang == SOURCE.sphinx:
+        return ""
+    try:
+        fresh_templates()
+    except ExtractionError as err:
+        return f"extracting the English failed:\n{err}"
+    import contextlib
+    import io
+
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        broken = refused([lang], {"syntax"} | CONTENT_CHECKS)
+    sys.stderr.write(said.getvalue())
+    return said.getvalue() if broken else ""
+
+
+def errors_of(log):
+    """The warning and error lines of a Sphinx run's output *log*, for the banner."""
+    lines = [line for line in log.splitlines() if re.search(r"\b(ERROR|WARNING|CRITICAL)\b|^error", line)]
+    return "\n".join(lines[:20]) or log.strip()[-2000:]
+
+
 def build(lang, outdir, doctrees):
-    """Rebuild *lang* in a forked child; return (ok, seconds, modules it imported)."""
+    """Rebuild *lang* into *outdir* in a forked child.
+
+    Returns (why it failed or '', seconds, modules it imported, whether Sphinx ran).
+    """
     start = time.perf_counter()
     before = set(sys.modules)
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: a fresh Sphinx application, our modules freshly imported
         os.close(read_end)
-        code = 1
+        code, why, imported, ran = 1, "", [], False
         try:
             for name, module in list(sys.modules.items()):
                 if is_ours(module):
                     del sys.modules[name]
-            from sphinx.cmd.build import main
+            why = preflight(lang)
+            if not why:
+                from sphinx.cmd.build import main
 
-            options = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
-            code = main([
-                "-b", "html", "-q", "-c", str(CONF), "-D", f"language={lang}",
-                "-d", str(doctrees), *options, str(ROOT / "docs"), str(outdir),
-            ])  # fmt: skip
+                ran = True
+                options = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
+                log = outdir.with_name(outdir.name + ".log")
+                with open(log, "w+", encoding="utf-8") as said:
+                    saved = os.dup(2)
+                    os.dup2(said.fileno(), 2)  # Sphinx's warnings, for the banner too
+                    try:
+                        code = main([
+                            "-b", "html", "-q", "-c", str(CONF), "-D", f"language={lang}",
+                            "-d", str(doctrees), *options, str(ROOT / "docs"), str(outdir),
+                        ])  # fmt: skip
+                    finally:
+                        sys.stderr.flush()
+                        os.dup2(saved, 2)
+                        said.seek(0)
+                        text = said.read()
+                sys.stderr.write(text)
+                why = "" if code == 0 else errors_of(text) or f"sphinx-build exited with {code}"
             imported = [n for n in set(sys.modules) - before if not is_ours(sys.modules[n])]
-            os.write(write_end, "\n".join(imported).encode())
         except BaseException as err:  # noqa: BLE001  report anything, never return
-            print(f"error: {err!r}", file=sys.stderr)
+            why = f"error: {err!r}"
+            print(why, file=sys.stderr)
         finally:
             sys.stdout.flush()
             sys.stderr.flush()
-            os._exit(code)
+            os.write(write_end, json.dumps({"why": why, "imported": imported, "sphinx": ran}).encode())
+            os._exit(0 if not why else 1)
     os.close(write_end)
     with os.fdopen(read_end, "rb") as pipe:
-        imported = pipe.read().decode().split()
+        said = pipe.read().decode()
     _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status) == 0, time.perf_counter() - start, imported
+    try:
+        result = json.loads(said)
+    except ValueError:
+        result = {"why": "the rebuild stopped unexpectedly (see the terminal)", "imported": [],
+                  "sphinx": True}  # fmt: skip
+    why = result["why"] or ("" if os.waitstatus_to_exitcode(status) == 0 else "the rebuild failed")
+    return why, time.perf_counter() - start, result["imported"], result["sphinx"]
+
+
+class Pages:
+    """The served pages of one language: a link to one of two folders, swapped atomically.
+
+    Each rebuild goes into the other folder, first made a copy of the served
+    one (mtimes kept: Sphinx rebuilds incrementally); only a good rebuild
+    replaces the link, in one rename, so a request sees the old pages or the
+    new, never a mix, and a failed rebuild leaves the last good pages served.
+    """
+
+    def __init__(self, live, lang):
+        self.link = live / lang
+        self.folders = [live / f".{lang}.a", live / f".{lang}.b"]
+        if self.link.is_dir() and not self.link.is_symlink():  # from an older preview
+            shutil.rmtree(self.folders[0], ignore_errors=True)
+            self.link.rename(self.folders[0])
+        if not self.link.is_symlink():
+            self.folders[0].mkdir(parents=True, exist_ok=True)
+            self.link.symlink_to(self.folders[0].name)
+
+    def served(self):
+        return self.link.parent / os.readlink(self.link)
+
+    def staging(self):
+        """A fresh copy of the served pages to rebuild into."""
+        served = self.served()
+        other = next(f for f in self.folders if f.name != served.name)
+        shutil.rmtree(other, ignore_errors=True)
+        shutil.copytree(served, other, symlinks=True)
+        return other
+
+    def publish(self, folder):
+        """Serve *folder* from now on."""
+        partial = self.link.with_name(f".{self.link.name}.link")
+        partial.unlink(missing_ok=True)
+        partial.symlink_to(folder.name)
+        partial.replace(self.link)
 
 
 # Imported by a rebuild, but not kept warm: an example's libraries would start
@@ -187,6 +288,7 @@ class PreviewHandler(http.server.SimpleHTTPRequestHandler):
     status_file = None  # set by serve()
     home = "/"
     hosts = ()  # the Host: values this preview answers, set by serve()
+    lang = None  # the previewed language, served from _build/live/; the others from _build/html/
 
     def log_message(self, *args):
         pass
@@ -215,8 +317,37 @@ class PreviewHandler(http.server.SimpleHTTPRequestHandler):
             page = path.read_bytes()
             cut = page.rfind(b"</body>")
             cut = len(page) if cut < 0 else cut
-            return self.send_bytes(page[:cut] + RELOAD_TAG + page[cut:], "text/html")
+            return self.send_bytes(page[:cut] + self.banner() + RELOAD_TAG + page[cut:],
+                                   "text/html")  # fmt: skip
+        if not path.exists() and self.path.split("/")[1:2] != [self.lang]:
+            other = self.path.split("/")[1]
+            return self.send_error(404, f"{other or 'This page'} is not built: the preview shows"
+                                   f" {self.lang} as you edit it and the other languages from the"
+                                   " last make html; run make html to build them")  # fmt: skip
         return super().do_GET()
+
+    def translate_path(self, path):
+        """The previewed language from _build/live/, every other path from _build/html/."""
+        first = path.split("?")[0].split("#")[0].lstrip("/").split("/")[0]
+        if first == self.lang:
+            return super().translate_path(path)
+        return str(Path(BUILD / "html", *Path(super().translate_path(path)).relative_to(
+            self.directory).parts))  # fmt: skip
+
+    def banner(self):
+        """After a failed rebuild, the banner saying why, in the page's language."""
+        try:
+            status = json.loads(self.status_file.read_text())
+        except (OSError, ValueError):
+            return b""
+        if status.get("ok", True):
+            return b""
+        from languages import by_sphinx_code
+        from site_extensions.preview_banner import banner
+
+        html = banner(ROOT / "locale", self.lang, status.get("why", ""),
+                      by_sphinx_code(self.lang).html)  # fmt: skip
+        return html.encode("utf-8")
 
     def send_bytes(self, body, kind):
         self.send_response(200)
@@ -232,6 +363,7 @@ def serve(listener, directory, status_file, lang):
     handler = functools.partial(PreviewHandler, directory=str(directory))
     PreviewHandler.status_file = Path(status_file)
     PreviewHandler.home = f"/{lang}/index.html"
+    PreviewHandler.lang = lang
     host, port = listener.getsockname()[:2]
     names = {host, "localhost"} if host in ("127.0.0.1", "::1") else {host}
     PreviewHandler.hosts = {f"{name}:{port}" for name in names}
@@ -264,10 +396,32 @@ def bind(host, port):
     return listener
 
 
-def write_status(status_file, build_number, ok, seconds):
-    """Record the last build for the pages' reload script (atomically)."""
+def build_the_others(lang):
+    """Build, once, the languages ``_build/html/`` lacks, so that the switcher's links work.
+
+    The preview serves the other languages from the last ``make html``; where
+    a language was never built there, it runs ``make html`` for those.
+    """
+    from languages import LANGUAGES
+
+    missing = [other.sphinx for other in LANGUAGES if other.sphinx != lang
+               and not (BUILD / "html" / other.sphinx / "index.html").is_file()]  # fmt: skip
+    if not missing:
+        return
+    print(f"Building {' '.join(missing)} once with make html, for the language switcher...",
+          flush=True)  # fmt: skip
+    import subprocess
+
+    env = {**os.environ, "DP_COMMAND": f"make html for the preview of {lang}"}
+    subprocess.run([sys.executable, str(CONF / "site_build" / "build_site.py"), "html", *missing],
+                   cwd=ROOT, env=env)  # fmt: skip
+
+
+def write_status(status_file, build_number, ok, seconds, why=""):
+    """Record the last build for the pages' reload script and banner (atomically)."""
     partial = status_file.with_suffix(".tmp")
-    partial.write_text(json.dumps({"build": build_number, "ok": ok, "seconds": seconds}))
+    partial.write_text(json.dumps({"build": build_number, "ok": ok, "seconds": seconds,
+                                   "why": why}))  # fmt: skip
     partial.replace(status_file)
 
 
@@ -292,8 +446,9 @@ def main(argv=None):
     os.environ.setdefault("DP_COMMAND", f"live preview of {lang}")  # for checkout_lock
 
     live = BUILD / "live"
-    outdir, doctrees = live / lang, BUILD / "doctrees" / f"live-{lang}"
-    outdir.mkdir(parents=True, exist_ok=True)
+    doctrees = BUILD / "doctrees" / f"live-{lang}"
+    live.mkdir(parents=True, exist_ok=True)
+    pages = Pages(live, lang)
     status_file = live / f".{lang}.status.json"
     write_status(status_file, 0, True, 0.0)
     server = os.fork()
@@ -311,12 +466,22 @@ def main(argv=None):
         number = 0
         while True:
             before = snapshot(ROOT)
-            ok, seconds, imported = build(lang, outdir, doctrees)
+            staging = pages.staging()
+            why, seconds, imported, ran = build(lang, staging, doctrees)
             keep_warm(imported)
             number += 1
-            write_status(status_file, number, ok, seconds)
-            verdict = "rebuilt" if ok else "rebuild FAILED (see above; serving the last good pages)"
+            ok = not why
+            if ok:
+                pages.publish(staging)
+            elif ran:
+                # The environment may say pages are current that were never served.
+                (doctrees / "environment.pickle").unlink(missing_ok=True)
+            write_status(status_file, number, ok, seconds, why)
+            verdict = "rebuilt" if ok else (
+                "rebuild FAILED (see above; serving the last good pages, with a banner)")  # fmt: skip
             print(f"[{time.strftime('%H:%M:%S')}] {verdict} in {seconds:.1f} s: {url}", flush=True)
+            if number == 1:
+                build_the_others(lang)
             while snapshot(ROOT) == before:
                 time.sleep(POLL_SECONDS)
             time.sleep(0.05)  # let an editor finish writing (save = write + rename)

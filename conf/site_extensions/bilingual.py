@@ -4,9 +4,11 @@ In a translated build, :class:`KeepEnglish` runs before Sphinx's i18n
 ``Locale`` transform and inserts a hidden English copy after every
 translatable paragraph and section title (a title's copy is a paragraph).
 After translation, :class:`DropNeedlessCopies` removes the copies whose
-original stayed English, and marks paragraphs whose catalog entry is fuzzy
-(fuzzy entries are not compiled, so only the ``.po`` knows), and counts the
-page's messages by the state of their entries for translation_notice.py.
+original stayed English. Paragraphs whose translation is outdated (fuzzy, or
+translated from an English that has changed since: fuzzy entries are not
+compiled, so only the ``.po`` knows) are marked ``fuzzy``, and the page's
+entries are counted, for translation_notice.py, against the current English
+as ``make stat`` counts them (translation/progress.py).
 ``bilingual.js`` shows the copies when the reader ticks the toggle.
 :class:`MarkEnglish` marks what is still English (untranslated or fuzzy) as
 ``lang="en"``, so that a screen reader reads it in English. English builds,
@@ -22,7 +24,8 @@ from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import extract_messages
 
 from languages import SOURCE
-from translation.catalogs import is_translated, messages, read
+from translation.catalogs import Catalog
+from translation.progress import current_pot_dir, page_counts, template_of
 
 from .offline_copies import is_offline
 
@@ -38,23 +41,27 @@ def is_translated_build(config):
     return bool(config.language) and config.language != SOURCE.sphinx
 
 
-def catalog_entries(env, docname):
-    """Return the msgids of *docname*'s catalogs that are fuzzy, and those translated.
+def page_states(env, docname, document):
+    """Return the Counts of *docname* against the current English (translation/progress.py).
 
-    The catalogs are noted as the page's dependencies.
+    The one count that ``make stat`` and the status page show: the page's
+    catalog merged with its current English, as ``make update-po`` would.
+    The English is the extracted template when it is current, else this
+    page's own messages. The catalog and the template are noted as the page's
+    dependencies.
     """
     domain = docname_to_domain(docname, env.config.gettext_compact)
-    fuzzy, translated = set(), set()
-    for locale_dir in env.config.locale_dirs:
-        po = Path(env.srcdir, locale_dir, env.config.language, "LC_MESSAGES", domain + ".po")
-        if po.is_file():
-            env.note_dependency(str(po))
-            for message in messages(read(po)):
-                if message.fuzzy:
-                    fuzzy.add(message.id)
-                elif is_translated(message) and message.string.strip():
-                    translated.add(message.id)
-    return fuzzy, translated
+    po = Path(env.srcdir, env.config.locale_dirs[0], env.config.language, "LC_MESSAGES",
+              domain + ".po")  # fmt: skip
+    env.note_dependency(str(po))
+    pot = template_of(domain, current_pot_dir(env.srcdir))
+    if pot is not None:
+        env.note_dependency(str(pot))
+    else:
+        pot = Catalog()
+        for _, message in extract_messages(document):
+            pot.add(message)
+    return page_counts(po, pot, env.config.language)
 
 
 def english_copy(node):
@@ -81,13 +88,12 @@ class KeepEnglish(SphinxTransform):
     def apply(self, **kwargs):
         if not is_translated_build(self.config):
             return
-        fuzzy, translated = catalog_entries(self.env, self.env.current_document.docname)
+        counts = page_states(self.env, self.env.current_document.docname, self.document)
+        fuzzy = {msg for msg, state in counts.states.items() if state == "outdated"}
         messages = list(extract_messages(self.document))
         self.document[STATE] = {
-            "total": len(messages),
-            "fuzzy": sum(1 for _, msg in messages if msg in fuzzy),
-            "missing": sum(1 for _, msg in messages if msg not in fuzzy | translated),
-        }
+            "total": counts.total, "fuzzy": counts.outdated, "missing": counts.untranslated,
+        }  # fmt: skip
         if is_offline(self.env):
             return  # a PDF or EPUB has no toggle to hide the copies behind
         for node, msg in messages:

@@ -1,4 +1,10 @@
-"""The ``translation-status`` directive: per language, how much of each page is translated."""
+"""The ``translation-status`` directive: per language, how much of each page is translated.
+
+Counted against the current English, as ``make stat`` and the pages' notices
+count (translation/progress.py): every page of the current sources is listed,
+one added since ``make update-po`` too, and an entry whose English changed
+since then is outdated.
+"""
 
 from pathlib import Path
 
@@ -6,11 +12,10 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
-from translation.catalog_report import count_entries
-from translation.catalogs import language_catalogs
 from languages import LANGUAGES
+from translation.progress import current_pot_dir, language_counts
 
-COLUMNS = ("Page", "Progress", "Translated", "Fuzzy", "Untranslated")
+COLUMNS = ("Page", "Progress", "Translated", "Outdated", "Untranslated")
 # sphinx.po holds no page but the strings of the templates and the theme.
 INTERFACE = "The site's interface: menus, buttons and labels"
 
@@ -42,17 +47,18 @@ class TranslationStatus(SphinxDirective):
 
     def run(self):
         locale_dir = Path(self.env.srcdir, self.config.locale_dirs[0])
+        pot_dir = current_pot_dir(self.env.srcdir)
         tables = []
+        for path in [*locale_dir.rglob("*.po"), *(pot_dir.rglob("*.pot") if pot_dir else [])]:
+            self.env.note_dependency(str(path))  # rebuild when a catalog or the English changes
         for lang in LANGUAGES[1:]:
             group = nodes.tgroup(cols=len(COLUMNS))
             group += [nodes.colspec(colwidth=1) for _ in COLUMNS]
             group += nodes.thead("", self.row(COLUMNS, translatable=True))
             body = nodes.tbody()
-            for page, path in language_catalogs(locale_dir, lang.sphinx).items():
-                self.env.note_dependency(str(path))  # rebuild when a catalog changes
-                counts = count_entries(path)
+            for page, counts in language_counts(lang.sphinx, locale_dir, pot_dir).items():
                 row = self.row([f"{counts.percent}%", counts.translated,
-                                counts.fuzzy, counts.untranslated])  # fmt: skip
+                                counts.outdated, counts.untranslated])  # fmt: skip
                 row.insert(0, self.page_cell(page))
                 body += row
             group += body

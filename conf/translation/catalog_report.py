@@ -1,7 +1,8 @@
 """Report on the catalogs: counts per page (make stat), entries left to do (make review).
 
 Usage:
-    python conf/translation/catalog_report.py stat [LANG...]    translated, fuzzy, untranslated per catalog
+    python conf/translation/catalog_report.py stat [LANG...]    translated, outdated, untranslated per page,
+                                                    against the current English
     python conf/translation/catalog_report.py review [LANG...]  each fuzzy and untranslated entry, at
                                                     its msgstr line, with a word diff of the
                                                     old and new English
@@ -16,7 +17,6 @@ Exit codes: 0 reported, 2 bad usage.
 import argparse
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
@@ -24,58 +24,48 @@ from languages import select  # noqa: E402
 from site_layout import LOCALE  # noqa: E402
 from translation.catalog_diff import changed_parts  # noqa: E402
 from translation.catalogs import is_translated, language_catalogs, messages, msgstr_line, read  # noqa: E402
+from translation.progress import POT_DIR, Counts, ExtractionError, fresh_templates, language_counts, page_counts  # noqa: E402
 
-
-
-@dataclass
-class Counts:
-    """How many entries of a catalog are translated, fuzzy and untranslated."""
-
-    translated: int = 0
-    fuzzy: int = 0
-    untranslated: int = 0
-
-    @property
-    def total(self):
-        return self.translated + self.fuzzy + self.untranslated
-
-    @property
-    def percent(self):
-        """Percentage translated, rounded down so that 100 means done."""
-        return 100 * self.translated // self.total if self.total else 100
-
-    def add(self, other):
-        """Add *other*'s counts to these."""
-        self.translated += other.translated
-        self.fuzzy += other.fuzzy
-        self.untranslated += other.untranslated
 
 
 def count_entries(po_path):
-    """Return the Counts of the catalog at *po_path* (obsolete entries left out)."""
-    found = messages(read(po_path))
-    fuzzy = sum(1 for m in found if m.fuzzy)
-    translated = sum(1 for m in found if is_translated(m))
-    return Counts(translated, fuzzy, len(found) - translated - fuzzy)
+    """Return the Counts of the catalog at *po_path* as it stands (no template merged in)."""
+    return page_counts(po_path, None, None)
 
 
-def stat(locale_dir, langs):
-    """Print translated / fuzzy / untranslated counts per catalog and per language."""
-    names = [name for lang in langs for name in language_catalogs(locale_dir, lang)]
-    width = max([len("catalog"), *map(len, names)])  # long page names stay aligned
-    row = "  {:<%d} {:>10} {:>6} {:>12} {:>5}" % width
-    for lang in langs:
+def stat(locale_dir, langs, pot_dir=None):
+    """Print translated / outdated / untranslated counts per page and per language.
+
+    Counted against the current English (translation/progress.py): with
+    *pot_dir*, the English is extracted there first and each catalog counted
+    as ``make update-po`` would leave it; without, the catalogs as they stand.
+    """
+    if pot_dir is not None:
+        try:
+            fresh_templates(pot_dir)
+        except ExtractionError as err:
+            print(f"{err}\nerror: extracting the English failed (above)", file=sys.stderr)
+            return 1
+    found = {lang: language_counts(lang, locale_dir, pot_dir or locale_dir / ".no-templates")
+             for lang in langs}  # fmt: skip
+    names = [name for pages in found.values() for name in pages]
+    width = max([len("page"), *map(len, names)])  # long page names stay aligned
+    row = "  {:<%d} {:>10} {:>8} {:>12} {:>5}" % width
+    for lang, pages in found.items():
         print(f"{lang}")
-        print(row.format("catalog", "translated", "fuzzy", "untranslated", "done"))
+        print(row.format("page", "translated", "outdated", "untranslated", "done"))
         total = Counts()
-        for name, path in language_catalogs(locale_dir, lang).items():
-            counts = count_entries(path)
+        for name, counts in pages.items():
             total.add(counts)
-            print(row.format(name, counts.translated, counts.fuzzy, counts.untranslated,
+            print(row.format(name, counts.translated, counts.outdated, counts.untranslated,
                              f"{counts.percent}%"))  # fmt: skip
-        print(row.format("total", total.translated, total.fuzzy, total.untranslated,
+        print(row.format("total", total.translated, total.outdated, total.untranslated,
                          f"{total.percent}%"))  # fmt: skip
         print()
+    if pot_dir is not None:
+        print("Counted against the current English: an entry whose English changed since"
+              " `make update-po` is outdated, a page without a catalog untranslated.")  # fmt: skip
+    return 0
 
 
 def word_diff(old, new, color=False, context=6):
@@ -101,7 +91,7 @@ def word_diff(old, new, color=False, context=6):
 
 def review(locale_dir, lang, color=False):
     """Print each fuzzy and untranslated entry of *lang* with what a translator needs."""
-    todo = Counts()
+    todo = {"fuzzy": 0, "untranslated": 0}
     for path in language_catalogs(locale_dir, lang).values():
         shown = os.path.relpath(path)
         lines = path.read_text("utf-8").split("\n")
@@ -111,7 +101,7 @@ def review(locale_dir, lang, color=False):
             english = " ".join(message.id.split())
             where = f"{shown}:{msgstr_line(lines, message)}"
             if message.fuzzy:
-                todo.fuzzy += 1
+                todo["fuzzy"] += 1
                 print(f"{where}: fuzzy (the English changed)")
                 if message.previous_id:
                     print(f"  change:      {word_diff(message.previous_id[0], english, color)}")
@@ -120,11 +110,11 @@ def review(locale_dir, lang, color=False):
                 print(f"  new English: {english}")
                 print(f"  translation: {' '.join(message.string.split())}")
             else:
-                todo.untranslated += 1
+                todo["untranslated"] += 1
                 print(f"{where}: untranslated")
                 print(f"  English: {english}")
             print()
-    print(f"{lang}: {todo.fuzzy} fuzzy, {todo.untranslated} untranslated")
+    print(f"{lang}: {todo['fuzzy']} fuzzy, {todo['untranslated']} untranslated")
 
 
 def catalog_languages(parser, codes, locale_dir):
@@ -148,14 +138,17 @@ def main(argv=None):
     parser.add_argument("report", choices=["stat", "review"])
     parser.add_argument("languages", nargs="*", metavar="LANG")
     parser.add_argument("--locale-dir", type=Path, default=LOCALE)
+    parser.add_argument("--pot-dir", type=Path, help="extract the current English here and count"
+                        " against it (default: _build/gettext for locale/; none for another"
+                        " --locale-dir)")  # fmt: skip
     args = parser.parse_args(argv)
     langs = catalog_languages(parser, args.languages, args.locale_dir)
     if args.report == "review":
         for lang in langs:
             review(args.locale_dir, lang, color=sys.stdout.isatty())
-    else:
-        stat(args.locale_dir, langs)
-    return 0
+        return 0
+    pot_dir = args.pot_dir or (POT_DIR if args.locale_dir.resolve() == LOCALE else None)
+    return stat(args.locale_dir, langs, pot_dir)
 
 
 if __name__ == "__main__":

@@ -65,6 +65,13 @@ def _bad_line(text):
         return f"keyword {keyword!r} unknown"
     if re.sub(r"\\.", "", body).count('"') % 2:
         return "end-of-line within string"
+    bad = re.search(r'(?<!\\)(?:\\\\)*(\\[^\\"\'?abfnrtv0-7x])', body)
+    if bad:
+        if bad[1] == "\\ ":
+            return ("invalid control sequence '\\ ': inside a .po a backslash is written"
+                    " twice; write the reST escape between markup and Chinese as '\\\\ '")  # fmt: skip
+        return (f"invalid control sequence '{bad[1]}': inside a .po a backslash is written"
+                " twice ('\\\\')")  # fmt: skip
     if re.search(r'\\[^\\"\'?abfnrtv0-7x]', body):
         return "invalid control sequence"
     return "syntax error"

@@ -21,6 +21,12 @@ English a merge records (``#| msgid``), or, once that is gone, by similarity
 - OUT/summary.md: counts per language and page and the findings, short
   enough for a pull request comment or a CI job summary.
 
+Above the catalogs' entries, the page shows the change to the English
+sources themselves (translation/source_diff.py): a word diff of every file
+of docs/ and examples/ that differs from REV (the working tree's, new files
+included), and what a changed tutorial printed when it last ran; and it warns
+when the built pages it links to are older than their sources or catalogs.
+
 Everything taken from a catalog is escaped: a translation never becomes
 markup on the review page.
 
@@ -43,10 +49,11 @@ from site_extensions.content_security_policy import meta, policy  # noqa: E402
 from site_layout import BUILD, LOCALE, ROOT  # noqa: E402
 from translation.catalog_diff import (  # noqa: E402
     ReviewError, attach_findings, changed_parts, keep_changed, resolve_base, review_language,
-    state, translation, unchanged_catalogs,
+    state, translation, unchanged_catalogs, untranslated_elsewhere,
 )  # fmt: skip
 from translation.catalogs import CatalogError  # noqa: E402
 from translation.run_checks import CHECKS, run_checks  # noqa: E402
+from translation.source_diff import render as render_sources, source_changes, stale_languages  # noqa: E402
 
 # The states of a change, in the order the summary counts them.
 STATES = ("new", "translated", "became fuzzy", "fuzzy resolved", "changed", "untranslated",
@@ -248,11 +255,14 @@ ul.findings { margin: 0; padding-left: 1.2rem; color: #7a0000; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden;
                    clip: rect(0 0 0 0); white-space: nowrap; }
 a { color: #0645ad; }
+pre.diff, pre.output { white-space: pre-wrap; overflow-wrap: anywhere; border: 1px solid #8c8c8c;
+                       border-radius: 6px; padding: 0.5rem; background: #fafafa; }
+p.stale { background: #fff0c2; color: #5c4300; padding: 0.5rem 1rem; border-radius: 6px; }
 """
 
 
-def render_page(pages, base, outside):
-    """Return the review page's HTML."""
+def render_page(pages, base, outside, sources=(), stale=()):
+    """Return the review page's HTML: the English sources' change, then the catalogs'."""
     commit, how = base
     out = []
     for lang in dict.fromkeys(p.lang for p in pages):
@@ -313,14 +323,28 @@ translation differs from <code>{html.escape(commit[:12])}</code> ({html.escape(h
 Re-wrapped lines, moved location comments and reordered entries are not changes.
 Each entry links to its section of the built page.</p>
 {table}
+{render_stale(stale)}
 </header>
 <main>
+{render_sources(list(sources))}
 {''.join(out)}
 {extra}
 </main>
 </body>
 </html>
 """
+
+
+def render_stale(stale):
+    """The warning that the built pages the links lead to are older than the change."""
+    if not stale:
+        return ""
+    names = ", ".join(stale)
+    return (f'<p class="stale" role="alert"><strong>The built pages of {html.escape(names)} are'
+            " older than their sources or catalogs</strong> (make html has not run since"
+            " they changed): the links below lead to the old text, and a new heading may"
+            " be linked under its old title. Run <code>make html</code>, then"
+            " <code>make review-diff</code> again.</p>")  # fmt: skip
 
 
 def md(text):
@@ -370,13 +394,28 @@ def write_review(base, langs, locale_dir, site, doctrees, out, pot_dir=None):
     pages = [page for lang in langs for page in review_language(commit, lang, locale_dir)]
     problems = keep_changed(check_findings(langs, locale_dir, pot_dir), pages,
                             unchanged_catalogs(commit, langs, locale_dir))  # fmt: skip
+    problems = untranslated_elsewhere(problems, pages, locale_dir)
     outside = attach_findings(pages, problems)
     out.mkdir(parents=True, exist_ok=True)
     link_changes(pages, site, doctrees, out)
     pages = sort_pages(pages, doctrees)
-    (out / "index.html").write_text(render_page(pages, base, outside), "utf-8")
+    sources = source_changes(commit)
+    stale = stale_languages([SOURCE.sphinx, *langs], site) if (
+        Path(site).resolve() == (BUILD / "html").resolve()) else []  # fmt: skip
+    (out / "index.html").write_text(render_page(pages, base, outside, sources, stale), "utf-8")
     shown = os.path.relpath(out / "index.html")
-    (out / "summary.md").write_text(render_summary(pages, base, outside, shown), "utf-8")
+    summary = render_summary(pages, base, outside, shown)
+    if sources:
+        summary += (f"\nEnglish sources changed: {len(sources)} file(s): "
+                    + ", ".join(md(c.path) for c in sources) + "\n")  # fmt: skip
+    if stale:
+        summary += (f"\n**The built pages of {md(', '.join(stale))} are older than the change:"
+                    " run make html before following the review page's links.**\n")  # fmt: skip
+    (out / "summary.md").write_text(summary, "utf-8")
+    for lang in stale:
+        print(f"warning: the built pages of {lang} in {os.path.relpath(site)} are older than"
+              " their sources or catalogs: run make html first, or the review page's links"
+              " show the old text", file=sys.stderr)  # fmt: skip
     return pages
 
 

@@ -4,9 +4,17 @@ Usage:
     python conf/translation/update_catalogs.py update POT_DIR [LANG...]   merge (make update-po)
     python conf/translation/update_catalogs.py prune POT_DIR [LANG...]    drop obsolete (make prune-po)
 
+Both first extract the current English into POT_DIR with Sphinx's gettext
+builder (translation/progress.py: skipped when no source changed since the
+last extraction; ``--no-extract`` uses POT_DIR as it is), showing Sphinx's
+warnings and errors only, then print one line per catalog they change and a
+summary per language.
+
 LANG defaults to every translation in conf/languages.py.
 
-``update`` creates a catalog for each new page and merges every other one with
+``update`` creates a catalog for each new page (a new tutorial's gets the
+entries every tutorial shares, the download links, translated as the other
+tutorials' catalogs translate them; nothing else is guessed) and merges every other one with
 Babel's ``Catalog.update``, as sphinx-intl does, writing the one form of
 translation/catalogs.py: a changed English sentence turns its entry fuzzy,
 keeps the old translation and records the old English as ``#| msgid`` (which
@@ -16,7 +24,9 @@ keeps its old English. Entries whose English disappeared stay as obsolete
 ``#~`` entries, and catalogs of removed pages stay, until ``prune``; an
 obsolete entry whose English comes back is used again, fuzzy. It is
 idempotent: a catalog is rewritten only when something besides the
-POT-Creation-Date header changed. It needs no GNU gettext.
+POT-Creation-Date header changed. It needs no GNU gettext. A fuzzy guess
+that Babel takes from another sentence the English still has (another
+tutorial's gallery card) is not kept (:func:`drop_cross_page_guesses`).
 
 Location comments (``#:``) name the file a translator edits, from the top of
 the repository, without line numbers: ``examples/plot_01_dataparallel.py``,
@@ -29,22 +39,31 @@ Exit codes: 0 done, 1 a catalog cannot be read, 2 bad usage.
 import os
 import re
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from languages import select  # noqa: E402
 from site_layout import LOCALE, ROOT  # noqa: E402
 from translation.catalog_diff import ReviewError, git  # noqa: E402
-from translation.catalogs import CatalogError, messages, parse, read, text, write  # noqa: E402
+from translation.catalogs import Catalog, CatalogError, is_translated, messages, parse, read, text, write  # noqa: E402
 
 _CREATION_DATE = re.compile(r'^"POT-Creation-Date: .*\\n"\n', re.MULTILINE)
 
 
+# The gallery's index page is made from this file (and the examples' cards).
+GALLERY_HEADER = "examples/GALLERY_HEADER.rst"
+
+
 def edited_file(path):
-    """The file a translator edits for a .pot location: examples/*.py for the gallery."""
+    """The file a translator edits for a .pot location: examples/*.py for the gallery.
+
+    The gallery's own page, ``docs/auto_examples/index.rst``, is made from
+    examples/GALLERY_HEADER.rst: there is no examples/index.py.
+    """
     match = re.search(r"(?:^|/)docs/auto_examples/(?P<name>[^/]+)\.rst$", path)
     if match:
-        return f"examples/{match['name']}.py"
+        return GALLERY_HEADER if match["name"] == "index" else f"examples/{match['name']}.py"
     return path
 
 
@@ -106,15 +125,78 @@ def restore_previous(catalog, before):
     return catalog
 
 
-def merged(pot, po, lang):
-    """The catalog *po* (new if missing) with the English of *pot* merged in."""
-    english = template(pot)
+def drop_cross_page_guesses(catalog, fuzzy_before, english):
+    """Empty the fuzzy guesses Babel made from another sentence that the English still has.
+
+    Babel's merge pre-fills a new sentence with the translation of the most
+    similar old one, marked fuzzy, even when that old sentence is still
+    there, translated in its own entry. Such a guess is another sentence's
+    translation: for a new gallery card or download link, another tutorial's,
+    and a translator who removes the fuzzy flag links the card to the wrong
+    page. Only an edited sentence, whose old English is gone, keeps its old
+    translation, fuzzy, with the old English as ``#|``; a guess from a
+    sentence still present is left untranslated (nothing is lost: that
+    sentence keeps its translation). Returns how many were dropped.
+    """
+    dropped = 0
+    for message in messages(catalog):
+        if not message.fuzzy or key(message) in fuzzy_before or not message.previous_id:
+            continue
+        if english.get(message.previous_id[0]) is not None:
+            message.string, message.previous_id = "", []
+            message.flags.discard("fuzzy")
+            dropped += 1
+    return dropped
+
+
+def shared_entries(lang, new_name, locale_dir=LOCALE):
+    """The translations every existing tutorial catalog of *lang* shares, for tutorial *new_name*.
+
+    Sphinx-Gallery writes the same entries into every tutorial's page (the
+    download links, "Go to the end"), differing only by the tutorial's name.
+    An entry counts as shared when every other tutorial's catalog (at least
+    two) has it, with its name in the place of the name, translated the same
+    way. Returns {msgid for *new_name*: translation}.
+    """
+    folder = Path(locale_dir) / lang / "LC_MESSAGES" / "auto_examples"
+    others = [p for p in sorted(folder.glob("plot_*.po")) if p.stem != new_name]
+    if len(others) < 2:
+        return {}
+    shared = None
+    for po in others:
+        found = {m.id.replace(po.stem, "\0"): m.string.replace(po.stem, "\0")
+                 for m in messages(read(po, lang)) if is_translated(m) and po.stem in m.id}  # fmt: skip
+        shared = found if shared is None else {k: v for k, v in shared.items()
+                                               if found.get(k) == v}  # fmt: skip
+    return {k.replace("\0", new_name): v.replace("\0", new_name) for k, v in shared.items()}
+
+
+def new_catalog(english, po, lang):
+    """The first catalog of a page: its template, a tutorial's shared entries translated.
+
+    Nothing is guessed from another page: every other entry starts empty.
+    """
+    english.locale, english.fuzzy = lang, False  # a .pot header is fuzzy; a catalog's is not
+    english.language_team = f"{lang} <dp-tutorial translators>"
+    if po.parent.name == "auto_examples" and po.stem.startswith("plot_"):
+        shared = shared_entries(lang, po.stem)
+        for message in messages(english):
+            if message.id in shared:
+                message.string = shared[message.id]
+    return english
+
+
+def merged(pot, po, lang, quiet=False):
+    """The catalog *po* (new if missing) with the English of *pot* (a .pot, or a Catalog) merged in.
+
+    *quiet*: only to count (translation/progress.py): git is not asked
+    about a catalog sphinx-intl rewrote.
+    """
+    english = pot if isinstance(pot, Catalog) else template(pot)
     if not po.exists():
-        english.locale, english.fuzzy = lang, False  # a .pot header is fuzzy; a catalog's is not
-        english.language_team = f"{lang} <dp-tutorial translators>"
-        return english
+        return new_catalog(english, po, lang)
     catalog = read(po, lang)
-    before = committed(po)
+    before = None if quiet else committed(po)
     if before and BABEL_FORM.search(po.read_text("utf-8")):
         restore_previous(catalog, before)
     for old_key, message in list(catalog.obsolete.items()):
@@ -123,7 +205,9 @@ def merged(pot, po, lang):
             message.flags.add("fuzzy")
             catalog[message.id] = message
     previous = {key(m): m.previous_id for m in messages(catalog) if m.fuzzy and m.previous_id}
+    fuzzy_before = {key(m) for m in messages(catalog) if m.fuzzy}
     catalog.update(english)
+    drop_cross_page_guesses(catalog, fuzzy_before, english)
     for message in messages(catalog):
         if message.fuzzy and not message.previous_id:
             message.previous_id = previous.get(key(message), [])
@@ -139,6 +223,27 @@ def merge(pot, po, lang):
     po.parent.mkdir(parents=True, exist_ok=True)
     po.write_text(new, "utf-8")
     return "created" if old is None else "updated"
+
+
+def extract(pot_dir):
+    """Extract the current English into *pot_dir* (translation/progress.py); False if it failed.
+
+    Sphinx's progress (about 90 lines) is not shown: its warnings and errors are.
+    """
+    from translation.progress import ExtractionError, fresh_templates
+
+    start = time.monotonic()
+    try:
+        ran, said = fresh_templates(pot_dir)
+    except ExtractionError as err:
+        print(f"{err}\nerror: extracting the English failed (above); no catalog was changed",
+              file=sys.stderr)  # fmt: skip
+        return False
+    if said.strip():
+        print(said.rstrip(), file=sys.stderr)
+    print(f"extracted the English into {os.path.relpath(pot_dir)} in {time.monotonic() - start:.0f} s"
+          if ran else "the English is unchanged since the last extraction")  # fmt: skip
+    return True
 
 
 def update(pot_dir, langs):
@@ -157,7 +262,12 @@ def update(pot_dir, langs):
                 print(f"{po.relative_to(ROOT)}:{err.line}: error: {err}", file=sys.stderr)
                 return 1
             counts[result] += 1
-            if result != "unchanged":
+            if result == "created":
+                done = sum(1 for m in messages(read(po, lang)) if is_translated(m))
+                print(f"created: {po.relative_to(ROOT)}"
+                      + (f" ({done} entries every tutorial shares filled in from the"
+                         " other tutorials' catalogs)" if done else ""))  # fmt: skip
+            elif result != "unchanged":
                 print(f"{result}: {po.relative_to(ROOT)}")
         print(f"{lang}: " + ", ".join(f"{n} {what}" for what, n in counts.items()))
     return 0
@@ -197,10 +307,12 @@ def main(argv=None):
         return 2
     command, pot_dir = argv[0], Path(argv[1])
     try:
-        langs = select(argv[2:], translations_only=True)
+        langs = select([a for a in argv[2:] if a != "--no-extract"], translations_only=True)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    if "--no-extract" not in argv and not extract(pot_dir):
+        return 1
     return (update if command == "update" else prune)(pot_dir, langs)
 
 
