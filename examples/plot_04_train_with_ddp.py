@@ -132,14 +132,14 @@ def this_process(use_gpu):
 #   line ``WORLD_SIZE`` times, in any order. ``log`` is ``print`` on rank 0
 #   and does nothing elsewhere.
 # * **A seed per process.** ``torch.manual_seed(SEED + rank)`` gives every
-#   process its own random numbers, which is what dropout and random data
-#   augmentation need: with one seed for all, every process would draw the
+#   process its own random numbers, which is what ``nn.Dropout`` and random
+#   data augmentation need: with one seed for all, every process would draw the
 #   same masks for different samples. It also means that each process builds
-#   its model with different random weights. That does no harm: when DDP
-#   wraps the model, it copies rank 0's parameters to every process, and the
-#   function below checks that it did. What must be the same everywhere is
-#   the ``seed`` of the ``DistributedSampler`` (0 unless you pass one): it
-#   decides the shuffled order that the processes share out.
+#   its model with different random weights. That does no harm: when DDP wraps
+#   the model, it copies rank 0's parameters to every process, and the function
+#   below checks that it did. What must be the same everywhere is the ``seed``
+#   of the ``DistributedSampler`` (0 unless you pass one): it decides the
+#   shuffled order that the processes share out.
 
 
 def wrap(model, use_gpu, device):
@@ -240,19 +240,20 @@ def evaluate(model, device, padded=False):
 #
 # A checkpoint holds everything that the rest of the training depends on: the
 # model's parameters, the optimizer's state (AdamW keeps two running averages
-# per parameter), the number of epochs done, and the state of every
-# process's random number generator. The sampler needs nothing more: ``set_epoch`` with the
-# next epoch recreates its order. These checkpoints are written at the end of
-# an epoch; one written in the middle would also have to record how many
+# per parameter), the number of epochs done, and the state of every process's
+# random number generator. The sampler needs nothing more: ``set_epoch`` with
+# the next epoch recreates its order. These checkpoints are written at the end
+# of an epoch; one written in the middle would also have to record how many
 # batches of the epoch were done, and skip them when resuming.
 #
-# * **Rank 0 writes it, alone.** Every process holds the same parameters, so one
-#   copy is enough. It saves ``model.module.state_dict()``, the plain model's
-#   parameters: the DDP wrapper's own ``state_dict`` would put ``module.``
-#   before every name, and a model without DDP could not load it as it is. Each
-#   process's random state is different, so they are first collected on rank
-#   0 with ``dist.gather_object``. Writing to a temporary file and renaming it
-#   means that a crash while writing leaves the previous checkpoint intact.
+# * **Rank 0 writes it, alone.** Every process holds the same parameters, so
+#   one copy is enough. It saves ``model.module.state_dict()``, the plain
+#   model's parameters: the DDP wrapper's own ``state_dict`` would put
+#   ``module.`` before every name, and a model without DDP could not load it as
+#   it is. Each process's random state is different, so they are first
+#   collected on rank 0 with ``dist.gather_object``. Writing to a temporary
+#   file and renaming it means that a crash while writing leaves the previous
+#   checkpoint intact.
 # * **The others wait.** ``dist.barrier()`` holds every process until all
 #   have reached it, so none goes on (or reads the file) before rank 0 has
 #   written it.
@@ -628,10 +629,10 @@ if __name__ == "__main__":
 # What the model learned
 # ----------------------
 #
-# The last checkpoint of the run with one process, loaded into a model
-# without DDP, colours the plane by the arm it predicts; the dots are the
-# held-out points, in the colour of their true arm. ``model.module.state_dict()``
-# is what makes this work: the checkpoint's names are the plain model's.
+# The last checkpoint of the run with one process, loaded into a model without
+# DDP, colours the plane by the arm it predicts; the dots are the held-out
+# points, in the colour of their true arm. ``model.module.state_dict()`` is
+# what makes this work: the checkpoint's names are the plain model's.
 
 try:
     import matplotlib.pyplot as plt
@@ -691,9 +692,9 @@ if __name__ == "__main__":
 # %%
 # Everything carried over, bit for bit: the same parameters, the same AdamW
 # averages, the same epoch, hence the same shuffle, and each process's random
-# state (this model draws no random numbers while training, but a model with
-# dropout would). Without the optimizer's state, AdamW starts its averages
-# again from zero, its first steps are too large, and the loss jumps.
+# state (this model draws no random numbers while training, but one with
+# ``nn.Dropout`` would). Without the optimizer's state, AdamW starts its
+# averages again from zero, its first steps are too large, and the loss jumps.
 #
 # Started with ``torchrun``, the script resumes this way by itself, from its
 # newest checkpoint, and ``torchrun --max-restarts=3`` restarts it for you:
@@ -767,7 +768,8 @@ if __name__ == "__main__":
 # processes. Then an epoch has fewer steps, and the learning rate that suited
 # the small batch no longer does. A common starting point is to scale the
 # learning rate with the global batch: in proportion for SGD, usually with a
-# few epochs of gradual warm-up, and by the square root for Adam and AdamW.
+# few epochs of gradual warm-up, and by the square root for ``Adam`` and
+# ``AdamW``.
 # These are rules of thumb to start tuning from, not guarantees.
 #
 # Here, 8 processes of 96 samples each would make a global batch of 768. As
@@ -814,7 +816,6 @@ if __name__ == "__main__":
 # a warm-up, is too large for these first steps and gets less done than no
 # change at all.
 #
-# %%
 # The collective operations used here
 # -----------------------------------
 #

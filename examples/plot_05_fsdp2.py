@@ -203,8 +203,8 @@ def train_steps(model, optimizer, device, log):
 #
 # ``describe`` prints, for each parameter, its full shape, its placement and
 # the shape of each process's piece, collected from all of them with
-# ``all_gather_object``. A forward pre-hook, which runs after FSDP2's own, looks
-# at the middle layer's weight while the layer runs.
+# ``all_gather_object``. A forward pre-hook, which runs after FSDP2's own,
+# looks at the middle layer's weight while the layer runs.
 
 
 def describe(model, log):
@@ -508,12 +508,12 @@ if __name__ == "__main__" and plt is not None:
 # ------------------------------
 #
 # FSDP2 changes where the numbers are kept, not what is computed. One
-# process, without FSDP2, trains the same model on the same global batches
-# here, in this process; its losses and its parameters after 3 AdamW steps are
-# compared with those of each run above: its losses, its full state dict
-# (``model.pt``, written by rank 0) and its DCP checkpoint, converted into
-# one ordinary file by ``dcp_to_torch_save``, which reads a checkpoint
-# written by any number of processes in one process.
+# process without FSDP2 trains the same model on the same global batches,
+# here in this process. Its losses and its parameters after 3 AdamW steps are
+# compared with each run above: with the losses that run logged, with its
+# full state dict (``model.pt``, written by rank 0) and with its DCP
+# checkpoint, which ``dcp_to_torch_save`` converts into one ordinary file: it
+# reads, in one process, a checkpoint written by any number of processes.
 
 
 def train_alone():
@@ -565,7 +565,7 @@ if __name__ == "__main__":
 # ``float32``. The sharded parameters that the optimizer updates stay in
 # ``float32``, so no extra copy is needed. The job below runs with this
 # policy on 2 processes. It then shows what happens when each process
-# builds its model with its own seed, as the DDP tutorial did: the full
+# builds its model with its own seed, as the previous tutorial did: the full
 # weight that FSDP2 reassembles is part rank 0's model, part rank 1's.
 
 
