@@ -433,22 +433,26 @@ if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
     sys.exit()
 
 # %%
+# .. rst-class:: collapsed
+#
 # How this page starts its processes
 # ----------------------------------
 #
 # The build runs this file with plain ``python``, and so can you:
-# ``python plot_04_train_with_ddp.py`` runs everything on this page. To do
-# that, the function below does for each result what ``torchrun
-# --nproc-per-node=N`` would do, with public API only: it picks a free port,
-# starts N processes with ``torch.multiprocessing.start_processes``, sets the
-# variables ``torchrun`` sets (``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``,
-# ``MASTER_ADDR``, ``MASTER_PORT``) in each, and rank 0 runs the rendezvous
-# store in ``init_process_group``. On Linux the processes are forked, so they
-# start with everything above already loaded; each uses one thread, as
-# ``torchrun`` arranges with ``OMP_NUM_THREADS=1``. Each process's printed
-# lines are sent back to this one and shown after the job, tagged with the
-# rank. This cell is the only part of the page that exists for the build:
-# your own scripts need none of it.
+# ``python plot_04_train_with_ddp.py`` runs everything on this page. For each
+# result, the function below does what ``torchrun --nproc-per-node=N`` would
+# do, with public API only: it picks a free port, starts N processes with
+# ``torch.multiprocessing.start_processes``, and sets in each the variables
+# that ``init_process_group`` and this page read (``RANK``, ``LOCAL_RANK``,
+# ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``;
+# ``torchrun`` sets more); rank 0 then runs the rendezvous store in
+# ``init_process_group``. On Linux the processes are forked, so they start
+# with everything above already loaded, and each limits ``torch`` to one
+# thread with ``torch.set_num_threads(1)``, as :ref:`the DDP tutorial's
+# launcher <ddp-launcher>` explains. Each process's printed lines are sent back
+# to this one and shown after the job, tagged with the rank. This section is
+# the only part of the page that exists for the build: your own scripts need
+# none of it.
 
 START_METHOD = "fork" if sys.platform == "linux" else "spawn"
 

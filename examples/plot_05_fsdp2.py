@@ -38,6 +38,7 @@ PyTorch 2.13; on GPUs it uses ``nccl``). The page is written for PyTorch
 # enough to compare with one process.
 
 import contextlib
+import gc
 import io
 import math
 import os
@@ -154,10 +155,15 @@ def shard(model, mp_policy=MixedPrecisionPolicy()):
 # What every process runs
 # -----------------------
 #
-# ``run_rank`` is that of the previous tutorial. ``train_steps`` is its
-# training loop, cut to ``STEPS`` steps: each process loads its share of each
-# global batch through a ``DistributedSampler``, and the loss it logs is the
-# mean over all processes.
+# ``run_rank`` is that of the previous tutorial, with one addition: it calls
+# ``gc.collect()`` before it destroys the group. FSDP2's state and the
+# modules it shards refer to each other, so ``del model`` alone leaves them,
+# and the process group they hold, alive until Python's garbage collector
+# next runs; ``gc.collect()`` frees them while the group still exists, as the
+# DDP tutorial does with its model. ``train_steps`` is the previous
+# tutorial's training loop, cut to ``STEPS`` steps: each process loads its
+# share of each global batch through a ``DistributedSampler``, and the loss
+# it logs is the mean over all processes.
 
 
 def run_rank(job, use_gpu, *args):
@@ -168,6 +174,7 @@ def run_rank(job, use_gpu, *args):
     try:
         return job(use_gpu, *args)
     finally:
+        gc.collect()  # frees the sharded models, which refer to themselves
         dist.destroy_process_group()
 
 
@@ -341,6 +348,8 @@ if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
     sys.exit()
 
 # %%
+# .. rst-class:: collapsed
+#
 # How this page starts its processes
 # ----------------------------------
 #
@@ -348,9 +357,10 @@ if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
 # ``python``, and the function below does for each result what ``torchrun
 # --nproc-per-node=N`` would do, with public API only: a free port, N
 # processes from ``torch.multiprocessing.start_processes`` (forked on
-# Linux, one thread each), the variables ``torchrun`` sets, and each
-# process's printed lines sent back and shown tagged with its rank. Your own
-# scripts need none of it.
+# Linux, ``torch`` limited to one thread in each), the variables that
+# ``init_process_group`` and this page read, and each process's printed
+# lines sent back and shown tagged with its rank. Your own scripts need none
+# of it.
 
 START_METHOD = "fork" if sys.platform == "linux" else "spawn"
 
