@@ -35,6 +35,7 @@ that built it.
 # processes compute the same thing.
 
 import contextlib
+import gc
 import io
 import math
 import os
@@ -471,10 +472,14 @@ def launch(world_size, job, *args, timeout=300.0):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     results = mp.get_context(START_METHOD).SimpleQueue()
-    processes = mp.start_processes(
-        _as_rank, args=(world_size, port, results, job, args), nprocs=world_size,
-        join=False, daemon=True, start_method=START_METHOD,
-    )  # fmt: skip
+    gc.freeze()  # what the children inherit, their garbage collector skips
+    try:
+        processes = mp.start_processes(
+            _as_rank, args=(world_size, port, results, job, args), nprocs=world_size,
+            join=False, daemon=True, start_method=START_METHOD,
+        )  # fmt: skip
+    finally:
+        gc.unfreeze()
     reports, deadline = {}, time.monotonic() + timeout
     try:
         while not processes.join(timeout=0.1):  # raises if a process failed
