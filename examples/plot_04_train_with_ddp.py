@@ -58,9 +58,9 @@ from torch.utils.data import DataLoader, DistributedSampler, Subset, TensorDatas
 print("PyTorch", torch.__version__)
 
 SEED = 0
-GLOBAL_BATCH = 96
+GLOBAL_BATCH = 240
 EPOCHS = 4
-LEARNING_RATE = 0.01
+LEARNING_RATE = 0.02
 
 # %%
 # A task that can be learned
@@ -359,13 +359,13 @@ def train(use_gpu, folder, resume_from=None, bf16=False, restore_optimizer=True)
 # the block too, or DDP synchronises anyway.
 #
 # ``accumulation_check`` computes one gradient three ways, on the first global
-# batch: in one ``backward``; from 4 micro-batches with ``no_sync``; and from
-# 4 micro-batches without it. It counts the all-reduces DDP runs, with a
+# batch: in one ``backward``; from 5 micro-batches with ``no_sync``; and from
+# 5 micro-batches without it. It counts the all-reduces DDP runs, with a
 # communication hook that calls DDP's default all-reduce and counts. It uses
 # the same building blocks as ``train`` and returns what it found.
 
 
-def accumulation_check(use_gpu, micro_batches=4):
+def accumulation_check(use_gpu, micro_batches=5):
     """Compare accumulated gradients with the whole batch's; count the all-reduces."""
     rank, world_size, device, log = this_process(use_gpu)
     torch.manual_seed(SEED)
@@ -531,12 +531,12 @@ def show(world_size, reports):
 # -------
 #
 # Each tab shows one complete training with that many processes: the global
-# batch is 96 everywhere, split into 96, 48, 32 or 12 samples per process,
-# 25 steps per epoch. The first line shows that DDP made the processes'
-# models the same; then, for each epoch, the loss over all processes and the
-# held-out accuracy, and last, the accuracy counted through a
-# ``DistributedSampler``. Only rank 0 prints. The last line comes from
-# ``accumulation_check``.
+# batch is 240 everywhere, split into 240, 120, 80 or 30 samples per
+# process, 10 steps per epoch. The first line shows that DDP made the
+# processes' models the same; then, for each epoch, the loss over all
+# processes and the held-out accuracy, and last, the accuracy counted
+# through a ``DistributedSampler``. Only rank 0 prints. The last line comes
+# from ``accumulation_check``.
 
 if __name__ == "__main__":
     scratch = tempfile.TemporaryDirectory(prefix="ddp-training-")  # removed at exit
@@ -561,7 +561,7 @@ def run_with(world_size):
 # 1 process
 # ^^^^^^^^^
 #
-# One process takes the whole global batch of 96 at every step.
+# One process takes the whole global batch of 240 at every step.
 
 if __name__ == "__main__":
     run_with(1)
@@ -570,7 +570,7 @@ if __name__ == "__main__":
 # 2 processes
 # ^^^^^^^^^^^
 #
-# 48 samples per process and step. 500 held-out points divide evenly by 2, so
+# 120 samples per process and step. 500 held-out points divide evenly by 2, so
 # the sampler repeats none.
 
 if __name__ == "__main__":
@@ -580,7 +580,7 @@ if __name__ == "__main__":
 # 3 processes
 # ^^^^^^^^^^^
 #
-# 32 samples per process and step. ``ceil(500 / 3) = 167`` held-out points
+# 80 samples per process and step. ``ceil(500 / 3) = 167`` held-out points
 # per process through the sampler: 501, one counted twice.
 
 if __name__ == "__main__":
@@ -590,7 +590,7 @@ if __name__ == "__main__":
 # 8 processes
 # ^^^^^^^^^^^
 #
-# 12 samples per process and step; ``ceil(500 / 8) = 63`` held-out points per
+# 30 samples per process and step; ``ceil(500 / 8) = 63`` held-out points per
 # process through the sampler, 504 in all.
 
 if __name__ == "__main__":
@@ -602,13 +602,12 @@ if __name__ == "__main__":
 #
 # With the same global batches, DDP computes the same training whatever the
 # number of processes: the union of the processes' shares of a step is the
-# same 96 samples, and the average of their gradients is the gradient of the
-# mean over those 96. The table checks it on the last epoch's checkpoints,
+# same 240 samples, and the average of their gradients is the gradient of the
+# mean over those 240. The table checks it on the last epoch's checkpoints,
 # which rank 0 wrote in each run: the losses and accuracies are the same, and
-# the parameters differ from one process's by a few units in the last
-# digit of a ``float32``, because the processes add up their gradients in a
-# different order. What does differ is the count through the sampler: its
-# repeated points.
+# the parameters differ from one process's only by rounding, because the
+# processes add up their gradients in a different order. What does differ is
+# the count through the sampler: its repeated points.
 
 
 def parameters(path):
@@ -771,7 +770,7 @@ if __name__ == "__main__":
 # The learning rate when the global batch grows
 # ---------------------------------------------
 #
-# This page keeps the global batch at 96 and gives each process less as
+# This page keeps the global batch at 240 and gives each process less as
 # processes are added, so that the training stays the same. The other choice
 # is to keep each process's batch and let the global batch grow with the
 # processes. Then an epoch has fewer steps, and the learning rate that suited
@@ -781,11 +780,12 @@ if __name__ == "__main__":
 # ``AdamW``.
 # These are rules of thumb to start tuning from, not guarantees.
 #
-# Here, 8 processes of 96 samples each would make a global batch of 768. As
-# the comparison above showed, the global batch alone decides what is
-# computed, so this runs in this one process, with batches of 768, for the
-# same 4 epochs, with the learning rate unchanged, times ``sqrt(8)`` and
-# times 8. (Run with 8 processes, the numbers are the same, to rounding.)
+# Had the 8-process run kept the 2-process run's 120 samples per process,
+# its global batch would have been 960, 4 times as large. As the comparison
+# above showed, the global batch alone decides what is computed, so this runs
+# in this one process, with batches of 960, for the same 4 epochs, with the
+# learning rate unchanged, times 2 (the square root of 4) and times 4. (Run
+# with 8 processes, the numbers are the same, to rounding.)
 
 
 def train_alone(batch_size, learning_rate):
@@ -812,18 +812,19 @@ def train_alone(batch_size, learning_rate):
 
 if __name__ == "__main__":
     larger = {}
-    for factor in (1, math.sqrt(8), 8):
+    for factor in (1, 2, 4):
         rate = LEARNING_RATE * factor
-        loss, accuracy, steps = larger[factor] = train_alone(8 * GLOBAL_BATCH, rate)
-        print(f"global batch {8 * GLOBAL_BATCH}, {steps} steps per epoch, learning rate"
-              f" {rate:.4f}: epoch {EPOCHS} loss {loss:.6f},"
+        loss, accuracy, steps = larger[factor] = train_alone(4 * GLOBAL_BATCH, rate)
+        print(f"global batch {4 * GLOBAL_BATCH}, {steps} steps per epoch, learning rate"
+              f" {rate:.2f}: epoch {EPOCHS} loss {loss:.6f},"
               f" held-out accuracy {accuracy:.2%}")  # fmt: skip
 
 # %%
-# With the learning rate unchanged, 16 steps in all get far less done than the
-# 100 steps of a global batch of 96. Times ``sqrt(8)`` helps; times 8, without
-# a warm-up, is too large for these first steps and gets less done than no
-# change at all.
+# With the learning rate unchanged, 12 steps in all get far less done than
+# the 40 steps of a global batch of 240. Here neither rule helps: without a
+# warm-up, the larger rates are too large for these first steps, and the
+# loss ends higher than with no change. The rules are where the tuning
+# starts.
 #
 # The collective operations used here
 # -----------------------------------

@@ -24,7 +24,7 @@ ordinary state dict on rank 0. Run it with
 
    torchrun --nproc-per-node=2 plot_05_fsdp2.py
 
-The outputs below come from the build of this site, which ran it with 2, 3
+The outputs below come from the build of this site, which ran it with 2
 and 4 processes on its CPU, with the ``gloo`` backend (FSDP2 runs there in
 PyTorch 2.13; on GPUs it uses ``nccl``). The page is written for PyTorch
 2.13; the first output shows the version that built it.
@@ -68,9 +68,9 @@ from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 print("PyTorch", torch.__version__)
 
 SEED = 0
-GLOBAL_BATCH = 96
+GLOBAL_BATCH = 240
 STEPS = 3
-LEARNING_RATE = 0.01
+LEARNING_RATE = 0.02
 
 # %%
 # The task and the model
@@ -465,16 +465,6 @@ def run_with(world_size):
 
 if __name__ == "__main__":
     run_with(2)
-
-# %%
-# 3 processes
-# ^^^^^^^^^^^
-#
-# 128 rows in three: ``ceil(128 / 3) = 43``, 43 and the remaining 42; the
-# last layer's 3 rows, one each.
-
-if __name__ == "__main__":
-    run_with(3)
 
 # %%
 # 4 processes
