@@ -56,7 +56,7 @@ def outputs(example):
 
 
 def header(world_size):
-    """The provenance line that conf/sphinxext/provenance.py recognises."""
+    """The provenance line that conf/site_extensions/provenance.py recognises."""
     return f"# {world_size} process{'es' if world_size > 1 else ''} on the CPU (gloo)"
 
 
