@@ -118,8 +118,8 @@ def make_model():
 #   receives the other pieces and, for a moment, holds that layer whole.
 #   After the layer's forward it frees them again
 #   (``reshard_after_forward``), and gathers them once more for the backward.
-#   Only the layer that runs is whole, and in the backward also the next
-#   one, which FSDP2 gathers ahead so that the communication overlaps the
+#   Only the layer that runs is whole, and at most the next one, which FSDP2
+#   starts gathering early so that the communication overlaps the
 #   computation. With the whole model in one group, all of it would be whole.
 # * After a layer's backward, FSDP2 *reduce-scatters* its gradients: they
 #   are averaged over the processes, as DDP averages them, but each process
