@@ -190,7 +190,7 @@ def test_a_recording_the_build_cannot_trust_is_refused_in_one_line(recorder, tmp
     assert len(refusals) == 1 and reason in refusals[0], report
     if case in ("stale", "cells not text", "markup in provenance", "unknown fact",
                 "a path for a name"):  # fmt: skip
-        assert len(chosen) == (3 if case == "a path for a name" else 2)  # the others are used
+        assert len(chosen) == (EXAMPLES if case == "a path for a name" else EXAMPLES - 1)  # the others are used
     else:
         assert chosen == {}
     assert "\n" not in refusals[0]
