@@ -155,7 +155,7 @@ def test_gallery_cards_show_their_page_in_the_readers_language(open_page, base_u
     gallery = open_page(base_url + f"{lang}/{GALLERY}")
     shot(gallery, f"chinese-gallery-{lang}")
     cards = gallery.locator(".sphx-glr-thumbcontainer")
-    assert cards.count() == 3
+    assert cards.count() == len(list((ROOT / "examples").glob("plot_*.py")))
     for card in cards.all():
         link = card.locator("a.internal")
         tutorial = open_page(link.evaluate("a => a.href"))

@@ -1,0 +1,891 @@
+"""
+.. _ddp-training:
+
+Train a real model with ``DistributedDataParallel``
+===================================================
+
+The :ref:`DDP tutorial <ddp-tutorial>` showed how DDP shares out the
+samples, with a model that has no labels to learn. This page trains a small
+classifier on a labelled task until it is good at it, and adds what a real
+training script needs around DDP: a held-out accuracy counted over every
+process, checkpoints written by one process and a run that resumes from one,
+gradient accumulation, bf16 mixed precision, logging from one process, a seed
+per process, and the learning rate when the global batch grows.
+
+Start it the way you would start your own script, with one process per GPU
+(or per CPU core):
+
+.. code-block:: bash
+
+   torchrun --nproc-per-node=2 plot_04_train_with_ddp.py
+
+The outputs below come from the build of this site, which ran the same
+training with 1, 2, 3 and 8 processes on its CPU, with the ``gloo`` backend.
+The page is written for PyTorch 2.13; the first output shows the version
+that built it.
+"""
+
+# %%
+# Imports and settings
+# --------------------
+#
+# ``GLOBAL_BATCH`` is the number of samples behind each optimizer step, over
+# all processes together; each process loads ``GLOBAL_BATCH / WORLD_SIZE`` of
+# them. Keeping it fixed is what lets runs with different numbers of
+# processes compute the same thing.
+
+import contextlib
+import gc
+import io
+import math
+import os
+import socket
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+import torch._dynamo  # before any process group exists: see the DDP tutorial
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler, Subset, TensorDataset
+
+print("PyTorch", torch.__version__)
+
+SEED = 0
+GLOBAL_BATCH = 240
+EPOCHS = 4
+LEARNING_RATE = 0.02
+
+# %%
+# A task that can be learned
+# --------------------------
+#
+# Three interleaved spirals in the plane: each point is labelled with the arm
+# it lies on, so guessing gives one answer in three. No straight line
+# separates the arms, so the model has to learn curved boundaries. The points
+# are computed from fixed seeds, so every process builds the same 2,400
+# training points and the same 500 held-out points, which are used only to
+# measure accuracy.
+
+
+def spirals(n, seed, arms=3, noise=0.25):
+    """``n`` noisy points on ``arms`` interleaved spirals, labelled by arm."""
+    gen = torch.Generator().manual_seed(seed)
+    labels = torch.arange(n) % arms
+    radius = 0.3 + 4 * torch.rand(n, generator=gen)
+    angle = 1.6 * radius + labels * (2 * math.pi / arms)
+    points = torch.stack([radius * angle.cos(), radius * angle.sin()], dim=1)
+    return TensorDataset(points + noise * torch.randn(n, 2, generator=gen), labels)
+
+
+train_set = spirals(2400, seed=1)
+test_set = spirals(500, seed=2)
+
+
+def make_model():
+    """A small network: 2 numbers in, a score for each of the 3 arms out."""
+    return nn.Sequential(
+        nn.Linear(2, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 3)
+    )
+
+
+# %%
+# Every process, from start to end
+# --------------------------------
+#
+# As in the DDP tutorial, the same function runs in every process:
+# ``run_rank`` joins the process group, runs a job and leaves the group; the
+# job frees its DDP model before it returns, so that the model is gone before
+# the group is destroyed. With GPUs, each process uses the GPU of its
+# ``LOCAL_RANK`` and the ``nccl`` backend; here, the CPU and ``gloo``.
+
+
+def run_rank(job, use_gpu, *args):
+    """Be one process of the group: join it, run ``job``, leave it."""
+    if use_gpu:
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    dist.init_process_group("nccl" if use_gpu else "gloo")
+    try:
+        return job(use_gpu, *args)
+    finally:
+        dist.destroy_process_group()
+
+
+def this_process(use_gpu):
+    """This process's rank, the world size, its device and its ``log``."""
+    rank = dist.get_rank()
+    device = torch.device("cuda", torch.cuda.current_device()) if use_gpu else torch.device("cpu")
+    log = print if rank == 0 else lambda *args: None  # fmt: skip
+    return rank, dist.get_world_size(), device, log
+
+
+# %%
+# Two habits keep the log and the random numbers in order:
+#
+# * **Log from rank 0 only.** Every process computes the same loss and
+#   accuracy (see below), so printing them from every process prints each
+#   line ``WORLD_SIZE`` times, in any order. ``log`` is ``print`` on rank 0
+#   and does nothing elsewhere.
+# * **A seed per process.** ``torch.manual_seed(SEED + rank)`` gives every
+#   process its own random numbers, which is what ``nn.Dropout`` and random
+#   data augmentation need: with one seed for all, every process would draw the
+#   same masks for different samples. It also means that each process builds
+#   its model with different random weights. That does no harm: when DDP wraps
+#   the model, it copies rank 0's parameters to every process, and the function
+#   below checks that it did. What must be the same everywhere is the ``seed``
+#   of the ``DistributedSampler`` (0 unless you pass one): it decides the
+#   shuffled order that the processes share out.
+
+
+def wrap(model, use_gpu, device):
+    """Wrap ``model`` in DDP; say how many different models there were before and after."""
+    world_size = dist.get_world_size()
+
+    def distinct_models():
+        total = sum(p.detach().double().sum().item() for p in model.parameters())
+        everyone = [None] * world_size
+        dist.all_gather_object(everyone, total)
+        return len(set(everyone))
+
+    before = distinct_models()
+    ddp_model = DDP(model.to(device), device_ids=[device] if use_gpu else None)
+    return ddp_model, f"models: {before} different before DDP, {distinct_models()} after"
+
+
+# %%
+# The training loop
+# -----------------
+#
+# The loop is the one of a single process, with three differences from it:
+# the model is wrapped, each process loads its share of every global batch
+# through a ``DistributedSampler``, and ``sampler.set_epoch(epoch)`` at the
+# start of every epoch gives each epoch its own shuffle. The loss that
+# ``backward`` sees is the mean over this process's samples; DDP averages the
+# gradients over the processes, so every process takes the same step, the
+# step of the mean over the global batch.
+#
+# The loss of one process describes only its own samples. To log the loss of
+# the whole epoch, each process adds up its losses and samples, and
+# ``dist.all_reduce`` sums those two numbers over all processes, leaving the
+# sum in every process. ``bf16`` turns on mixed precision, explained further
+# down.
+
+
+def train_epoch(model, loader, optimizer, device, bf16=False):
+    """One epoch; return the mean loss over all processes' samples."""
+    model.train()
+    totals = torch.zeros(2, dtype=torch.float64, device=device)  # loss sum, samples
+    for inputs, labels in loader:
+        inputs, labels = inputs.to(device), labels.to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            loss = F.cross_entropy(model(inputs), labels)
+        optimizer.zero_grad()
+        loss.backward()  # DDP averages the gradients here
+        optimizer.step()
+        totals[0] += loss.detach().double() * len(labels)
+        totals[1] += len(labels)
+    dist.all_reduce(totals)  # the sums over all processes, everywhere
+    return (totals[0] / totals[1]).item()
+
+
+# %%
+# Accuracy over all processes
+# ---------------------------
+#
+# Each process counts the correct answers on its share of the held-out
+# points, and one ``all_reduce`` sums the counts and the numbers of points.
+# Evaluation uses ``model.module``, the model inside the DDP wrapper: the
+# wrapper is for training, and the plain model runs no collective operation,
+# so the processes need not run the same number of batches.
+#
+# Which points each process takes matters. A ``DistributedSampler`` gives
+# every process the same number, ``ceil(500 / WORLD_SIZE)``, by repeating the
+# first few points when 500 does not divide evenly: with 8 processes it
+# hands out 504, and the repeated four are counted twice. For training that
+# is harmless; for a measurement it is an error. ``evaluate`` therefore gives
+# process ``rank`` the points ``rank``, ``rank + WORLD_SIZE``, ``rank + 2 *
+# WORLD_SIZE``, and so on: every point exactly once, some processes one more
+# than others. ``padded=True`` uses a ``DistributedSampler`` instead, to show
+# the difference.
+
+
+def evaluate(model, device, padded=False):
+    """Return (accuracy, points counted) on the held-out set, over all processes."""
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    if padded:
+        sampler = DistributedSampler(test_set, shuffle=False)
+        points = DataLoader(test_set, batch_size=256, sampler=sampler)
+    else:
+        mine = Subset(test_set, range(rank, len(test_set), world_size))
+        points = DataLoader(mine, batch_size=256)
+    counts = torch.zeros(2, dtype=torch.int64, device=device)  # correct, points
+    model.eval()
+    with torch.no_grad():
+        for inputs, labels in points:
+            predicted = model(inputs.to(device)).argmax(dim=1)
+            counts[0] += (predicted == labels.to(device)).sum()
+            counts[1] += len(labels)
+    dist.all_reduce(counts)
+    return counts[0].item() / counts[1].item(), counts[1].item()
+
+
+# %%
+# Checkpoints
+# -----------
+#
+# A checkpoint holds everything that the rest of the training depends on: the
+# model's parameters, the optimizer's state (AdamW keeps two running averages
+# per parameter), the number of epochs done, and the state of every process's
+# random number generator. The sampler needs nothing more: ``set_epoch`` with
+# the next epoch recreates its order. These checkpoints are written at the end
+# of an epoch; one written in the middle would also have to record how many
+# batches of the epoch were done, and skip them when resuming.
+#
+# * **Rank 0 writes it, alone.** Every process holds the same parameters, so
+#   one copy is enough. It saves ``model.module.state_dict()``, the plain
+#   model's parameters: the DDP wrapper's own ``state_dict`` would put
+#   ``module.`` before every name, and a model without DDP could not load it as
+#   it is. Each process's random state is different, so they are first
+#   collected on rank 0 with ``dist.gather_object``. Writing to a temporary
+#   file and renaming it means that a crash while writing leaves the previous
+#   checkpoint intact.
+# * **The others wait.** ``dist.barrier()`` holds every process until all
+#   have reached it, so none goes on (or reads the file) before rank 0 has
+#   written it.
+# * **Load with** ``map_location``. A tensor saved from ``cuda:0`` is loaded
+#   back onto ``cuda:0`` by default, in every process: all of them would put
+#   their copy on the first GPU. ``map_location=device`` puts each process's
+#   copy on its own device.
+
+
+def save_checkpoint(path, model, optimizer, epochs_done):
+    """Rank 0 writes the checkpoint; every process returns once it is on disk."""
+    rank = dist.get_rank()
+    mine = {"cpu": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        mine["cuda"] = torch.cuda.get_rng_state()  # dropout on a GPU draws from this one
+    states = [None] * dist.get_world_size() if rank == 0 else None
+    dist.gather_object(mine, states, dst=0)
+    if rank == 0:
+        checkpoint = {
+            "model": model.module.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "epochs_done": epochs_done,
+            "rng_states": states,
+        }
+        torch.save(checkpoint, f"{path}.partial")
+        os.replace(f"{path}.partial", path)  # all or nothing
+    dist.barrier()  # nobody reads it before it is complete
+
+
+def load_checkpoint(path, model, optimizer, device, restore_optimizer=True):
+    """Load ``path`` into the plain ``model`` and ``optimizer``; return the epochs done."""
+    checkpoint = torch.load(path, map_location=device)
+    model.load_state_dict(checkpoint["model"])
+    if restore_optimizer:
+        optimizer.load_state_dict(checkpoint["optimizer"])
+    states = checkpoint["rng_states"]
+    if len(states) == dist.get_world_size():  # the same processes as before
+        torch.set_rng_state(states[dist.get_rank()]["cpu"])
+        if "cuda" in states[dist.get_rank()]:
+            torch.cuda.set_rng_state(states[dist.get_rank()]["cuda"])
+    return checkpoint["epochs_done"]
+
+
+# %%
+# Training, from the start or from a checkpoint
+# ---------------------------------------------
+#
+# ``train`` puts these together. It builds the model and the optimizer,
+# loads a checkpoint into them if it was given one, and only then wraps the
+# model, so that DDP copies the loaded parameters. It logs one line per
+# epoch and writes a checkpoint after each. It returns what this page checks
+# below: the losses, the accuracies and the checkpoints written.
+
+
+def train(use_gpu, folder, resume_from=None, bf16=False, restore_optimizer=True):
+    """Train for ``EPOCHS`` epochs with checkpoints in ``folder``; return the record."""
+    rank, world_size, device, log = this_process(use_gpu)
+    torch.manual_seed(SEED + rank)  # each process its own random numbers
+    model = make_model().to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
+    done = 0
+    if resume_from:
+        done = load_checkpoint(resume_from, model, optimizer, device, restore_optimizer)
+        log(f"resumed from {Path(resume_from).name}: {done} epochs done")
+    model, wrapped = wrap(model, use_gpu, device)
+    per_process = GLOBAL_BATCH // world_size
+    sampler = DistributedSampler(train_set, seed=SEED)  # the same seed everywhere
+    loader = DataLoader(train_set, batch_size=per_process, sampler=sampler)
+    processes = f"{world_size} process{'es' if world_size > 1 else ''}"
+    log(f"{processes}, {per_process} samples each per step, global batch"
+        f" {per_process * world_size}, {len(loader)} steps per epoch; {wrapped}")  # fmt: skip
+    record = {"losses": {}, "accuracies": {}, "checkpoints": []}
+    for epoch in range(done, EPOCHS):
+        sampler.set_epoch(epoch)  # a new shuffle every epoch
+        loss = train_epoch(model, loader, optimizer, device, bf16)
+        accuracy, counted = evaluate(model.module, device)
+        path = os.path.join(folder, f"epoch-{epoch + 1}.pt")
+        save_checkpoint(path, model, optimizer, epoch + 1)
+        log(f"epoch {epoch + 1}: loss {loss:.6f}, held-out accuracy"
+            f" {accuracy:.2%} of {counted}; saved {Path(path).name}")  # fmt: skip
+        record["losses"][epoch + 1] = loss
+        record["accuracies"][epoch + 1] = accuracy
+        record["checkpoints"].append(path)
+    accuracy, counted = evaluate(model.module, device, padded=True)
+    log(f"through a DistributedSampler: {counted} points counted, accuracy {accuracy:.2%}")
+    del model  # before the process group goes
+    return record
+
+
+# %%
+# Gradient accumulation with ``no_sync``
+# --------------------------------------
+#
+# When a batch does not fit in memory, split it into micro-batches, run
+# ``backward`` on each, and step once: the gradients add up in ``.grad``.
+# Divide each micro-batch's loss by their number, and the sum is the gradient
+# of the mean over the whole batch. DDP would average the gradients over the
+# processes after every ``backward``; inside ``with model.no_sync():`` it
+# does not, and the gradients accumulate in each process. The first
+# ``backward`` outside the block then averages everything accumulated so far,
+# so only the last micro-batch runs outside it. The forward must run inside
+# the block too, or DDP synchronises anyway.
+#
+# ``accumulation_check`` computes one gradient three ways, on the first global
+# batch: in one ``backward``; from 5 micro-batches with ``no_sync``; and from
+# 5 micro-batches without it. It counts the all-reduces DDP runs, with a
+# communication hook that calls DDP's default all-reduce and counts. It uses
+# the same building blocks as ``train`` and returns what it found.
+
+
+def accumulation_check(use_gpu, micro_batches=5):
+    """Compare accumulated gradients with the whole batch's; count the all-reduces."""
+    rank, world_size, device, log = this_process(use_gpu)
+    torch.manual_seed(SEED)
+    model, _ = wrap(make_model(), use_gpu, device)
+    all_reduces = []
+
+    def counting_allreduce(state, bucket):
+        all_reduces.append(bucket.index())
+        return allreduce_hook(state, bucket)
+
+    model.register_comm_hook(None, counting_allreduce)
+    sampler = DistributedSampler(train_set, seed=SEED)
+    loader = DataLoader(train_set, batch_size=GLOBAL_BATCH // world_size, sampler=sampler)
+    inputs, labels = next(iter(loader))
+    inputs, labels = inputs.to(device), labels.to(device)
+
+    def gradient(pieces, use_no_sync):
+        model.zero_grad()
+        all_reduces.clear()
+        parts = list(zip(inputs.chunk(pieces), labels.chunk(pieces)))
+        for i, (x, y) in enumerate(parts):
+            last = i == len(parts) - 1
+            with model.no_sync() if use_no_sync and not last else contextlib.nullcontext():
+                (F.cross_entropy(model(x), y) / pieces).backward()
+        return torch.cat([p.grad.flatten() for p in model.parameters()]), len(all_reduces)
+
+    whole, whole_reduces = gradient(1, use_no_sync=False)
+    accumulated, accumulated_reduces = gradient(micro_batches, use_no_sync=True)
+    without, without_reduces = gradient(micro_batches, use_no_sync=False)
+    difference = (accumulated - whole).abs().max().item()
+    log(f"{micro_batches} micro-batches of {len(inputs) // micro_batches} per process:"
+        f" largest difference from the whole batch's gradient {difference:.1e};"
+        f" all-reduces: {whole_reduces} (whole batch), {accumulated_reduces} (with no_sync),"
+        f" {without_reduces} (without)")  # fmt: skip
+    result = {
+        "difference": difference,
+        "difference_without": (without - whole).abs().max().item(),
+        "all_reduces": (whole_reduces, accumulated_reduces, without_reduces),
+    }
+    del model
+    return result
+
+
+# %%
+# Starting it with ``torchrun``
+# -----------------------------
+#
+# Run as ``torchrun --nproc-per-node=N plot_04_train_with_ddp.py``, every
+# process runs the whole file, and this cell, seeing ``LOCAL_RANK``, trains
+# with them all and stops there. It resumes from the newest checkpoint in its
+# folder (``CHECKPOINT_DIR``, by default ``checkpoints``) if there is one: if
+# the job is stopped, the same command continues from the last epoch it
+# completed. With GPUs, it uses them.
+
+
+def newest_checkpoint(folder):
+    """The checkpoint of the most epochs in ``folder``, or None."""
+    found = sorted(Path(folder).glob("epoch-*.pt"), key=lambda p: int(p.stem.split("-")[1]))
+    return str(found[-1]) if found else None
+
+
+if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
+    folder = os.environ.get("CHECKPOINT_DIR", "checkpoints")
+    os.makedirs(folder, exist_ok=True)
+    run_rank(train, torch.cuda.is_available(), folder, newest_checkpoint(folder))
+    sys.exit()
+
+# %%
+# .. rst-class:: collapsed
+#
+# How this page starts its processes
+# ----------------------------------
+#
+# The build runs this file with plain ``python``, and so can you:
+# ``python plot_04_train_with_ddp.py`` runs everything on this page. For each
+# result, the function below does what ``torchrun --nproc-per-node=N`` would
+# do, with public API only: it picks a free port, starts N processes with
+# ``torch.multiprocessing.start_processes``, and sets in each the variables
+# that ``init_process_group`` and this page read (``RANK``, ``LOCAL_RANK``,
+# ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``;
+# ``torchrun`` sets more); rank 0 then runs the rendezvous store in
+# ``init_process_group``. On Linux the processes are forked, so they start
+# with everything above already loaded, and each limits ``torch`` to one
+# thread with ``torch.set_num_threads(1)``, as :ref:`the DDP tutorial's
+# launcher <ddp-launcher>` explains. Each process's printed lines are sent back
+# to this one and shown after the job, tagged with the rank. This section is
+# the only part of the page that exists for the build: your own scripts need
+# none of it.
+#
+# This process, too, limits ``torch`` to one thread, for what it computes
+# itself below. The models on this page are too small to gain from a second
+# thread: on the busy 2-core machine that builds this site, the training in
+# this process ran several times faster with one.
+
+START_METHOD = "fork" if sys.platform == "linux" else "spawn"
+torch.set_num_threads(1)  # the page's own work is small too
+
+
+def launch(world_size, job, *args, timeout=300.0):
+    """Run ``run_rank(job, False, *args)`` in ``world_size`` CPU processes.
+
+    Return one ``(printed text, returned value)`` pair per rank, in rank
+    order. If a process fails, stop the others and raise its error.
+    """
+    main = sys.modules["__main__"]
+    if START_METHOD == "spawn" and not getattr(main, "__file__", None):
+        raise RuntimeError("here the processes must import the script, and a notebook has"
+                           " none: run this tutorial as a script, or with torchrun")  # fmt: skip
+    with socket.socket() as probe:  # the operating system picks a free port
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    results = mp.get_context(START_METHOD).SimpleQueue()
+    gc.freeze()  # what the children inherit, their garbage collector skips
+    try:
+        processes = mp.start_processes(
+            _as_rank, args=(world_size, port, results, job, args), nprocs=world_size,
+            join=False, daemon=True, start_method=START_METHOD,
+        )  # fmt: skip
+    finally:
+        gc.unfreeze()
+    reports, deadline = {}, time.monotonic() + timeout
+    try:
+        while not processes.join(timeout=0.1):  # raises if a process failed
+            while not results.empty():
+                rank, printed, value = results.get()
+                reports[rank] = (printed, value)
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{world_size} processes still running after {timeout:g} s")
+    finally:
+        for process in processes.processes:
+            process.kill()  # does nothing to those that have exited
+            process.join()
+    while not results.empty():
+        rank, printed, value = results.get()
+        reports[rank] = (printed, value)
+    return [reports[rank] for rank in range(world_size)]
+
+
+def _as_rank(rank, world_size, port, results, job, args):
+    """Become rank ``rank`` as ``torchrun`` would make it, and run the job."""
+    torch.set_num_threads(1)
+    os.environ.update(
+        RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
+        LOCAL_WORLD_SIZE=str(world_size), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+    )  # fmt: skip
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+        value = run_rank(job, False, *args)
+    results.put((rank, printed.getvalue(), value))
+
+
+def show(world_size, reports):
+    """Print the provenance line, then every process's lines tagged with its rank."""
+    print(f"# {world_size} process{'es' if world_size > 1 else ''} on the CPU (gloo)")
+    for rank, (printed, _) in enumerate(reports):
+        for line in printed.splitlines():
+            print(f"[rank {rank}] {line}")
+    silent = [rank for rank, (printed, _) in enumerate(reports) if not printed]
+    if silent:
+        print(f"(ranks {silent[0]} to {silent[-1]} printed nothing)" if len(silent) > 1
+              else f"(rank {silent[0]} printed nothing)")  # fmt: skip
+    return [value for _, value in reports]
+
+
+# %%
+# .. rst-class:: gpu-tabs
+#
+# Results
+# -------
+#
+# Each tab shows one complete training with that many processes: the global
+# batch is 240 everywhere, split into 240, 120, 80 or 30 samples per
+# process, 10 steps per epoch. The first line shows that DDP made the
+# processes' models the same; then, for each epoch, the loss over all
+# processes and the held-out accuracy, and last, the accuracy counted
+# through a ``DistributedSampler``. Only rank 0 prints. The last line comes
+# from ``accumulation_check``.
+
+if __name__ == "__main__":
+    scratch = tempfile.TemporaryDirectory(prefix="ddp-training-")  # removed at exit
+    folder = scratch.name  # the checkpoints of this page
+runs, accumulation = {}, {}
+
+
+def train_and_check(use_gpu, folder):
+    """The job of each tab: ``train``, then ``accumulation_check``."""
+    return train(use_gpu, folder), accumulation_check(use_gpu)
+
+
+def run_with(world_size):
+    """Train with ``world_size`` processes and check accumulation; show the lines."""
+    checkpoints = os.path.join(folder, f"{world_size}-processes")
+    os.makedirs(checkpoints)
+    values = show(world_size, launch(world_size, train_and_check, checkpoints))
+    runs[world_size], accumulation[world_size] = values[0]
+
+
+# %%
+# 1 process
+# ^^^^^^^^^
+#
+# One process takes the whole global batch of 240 at every step.
+
+if __name__ == "__main__":
+    run_with(1)
+
+# %%
+# 2 processes
+# ^^^^^^^^^^^
+#
+# 120 samples per process and step. 500 held-out points divide evenly by 2, so
+# the sampler repeats none.
+
+if __name__ == "__main__":
+    run_with(2)
+
+# %%
+# 3 processes
+# ^^^^^^^^^^^
+#
+# 80 samples per process and step. ``ceil(500 / 3) = 167`` held-out points
+# per process through the sampler: 501, one counted twice.
+
+if __name__ == "__main__":
+    run_with(3)
+
+# %%
+# 8 processes
+# ^^^^^^^^^^^
+#
+# 30 samples per process and step; ``ceil(500 / 8) = 63`` held-out points per
+# process through the sampler, 504 in all.
+
+if __name__ == "__main__":
+    run_with(8)
+
+# %%
+# What agrees, and what does not
+# ------------------------------
+#
+# With the same global batches, DDP computes the same training whatever the
+# number of processes: the union of the processes' shares of a step is the
+# same 240 samples, and the average of their gradients is the gradient of the
+# mean over those 240. The table checks it on the last epoch's checkpoints,
+# which rank 0 wrote in each run: the losses and accuracies are the same, and
+# the parameters differ from one process's only by rounding, because the
+# processes add up their gradients in a different order. What does differ is
+# the count through the sampler: its repeated points.
+
+
+def parameters(path):
+    """The parameters in a checkpoint, as one vector."""
+    state = torch.load(path, map_location="cpu")["model"]
+    return torch.cat([tensor.flatten() for tensor in state.values()])
+
+
+if __name__ == "__main__":
+    last = {n: run["checkpoints"][-1] for n, run in runs.items()}
+    print(f"{'processes':<40}" + "".join(f"{n:>10}" for n in runs))
+    one = parameters(last[1])
+    rows = {
+        f"loss, epoch {EPOCHS}": [f"{run['losses'][EPOCHS]:.6f}" for run in runs.values()],
+        f"held-out accuracy, epoch {EPOCHS}": [
+            f"{run['accuracies'][EPOCHS]:.2%}" for run in runs.values()
+        ],
+        "largest parameter difference from 1": [
+            f"{(parameters(path) - one).abs().max().item():.1e}" for path in last.values()
+        ],
+        "accumulation vs whole batch": [f"{a['difference']:.1e}" for a in accumulation.values()],
+    }
+    for name, cells in rows.items():
+        print(f"{name:<40}" + "".join(f"{cell:>10}" for cell in cells))
+
+# %%
+# What the model learned
+# ----------------------
+#
+# The last checkpoint of the run with one process, loaded into a model without
+# DDP, colours the plane by the arm it predicts; the dots are the held-out
+# points, in the colour of their true arm. ``model.module.state_dict()`` is
+# what makes this work: the checkpoint's names are the plain model's.
+
+try:
+    import matplotlib.pyplot as plt
+except ImportError:
+    plt = None
+    print("matplotlib is not installed, so the figure is skipped.")
+
+if __name__ == "__main__" and plt is not None:
+    model = make_model()
+    model.load_state_dict(torch.load(last[1], map_location="cpu")["model"])
+    grid = torch.linspace(-5, 5, 201)
+    xs, ys = torch.meshgrid(grid, grid, indexing="xy")
+    with torch.no_grad():
+        regions = model(torch.stack([xs.flatten(), ys.flatten()], dim=1)).argmax(dim=1)
+    points, labels = test_set.tensors
+    fig, ax = plt.subplots(figsize=(4.8, 4.8), layout="constrained")
+    colours = plt.get_cmap("tab10").colors[:3]
+    ax.contourf(xs, ys, regions.reshape(xs.shape), levels=[-0.5, 0.5, 1.5, 2.5],
+                colors=colours, alpha=0.25)  # fmt: skip
+    ax.scatter(points[:, 0], points[:, 1], c=[colours[label] for label in labels], s=6)
+    ax.set_aspect("equal")
+    ax.set_title("Predicted arm (background) and true arm (dots)")
+    plt.show()
+
+# %%
+# Resuming from a checkpoint
+# --------------------------
+#
+# A new job of 2 processes starts from the checkpoint that the 2-process run
+# wrote after epoch 2, as if that run had been stopped there, and trains
+# epochs 3 and 4. It then does the same again without loading the
+# optimizer's state, which is what a checkpoint of the model alone would
+# give.
+
+
+def resume_twice(use_gpu, checkpoint, folder):
+    """Resume from ``checkpoint`` with the optimizer's state, then without it."""
+    with_state = train(use_gpu, os.path.join(folder, "with"), resume_from=checkpoint)
+    without = train(use_gpu, os.path.join(folder, "without"), checkpoint, restore_optimizer=False)
+    return with_state, without
+
+
+if __name__ == "__main__":
+    resumed = os.path.join(folder, "resumed")
+    for name in ("with", "without"):
+        os.makedirs(os.path.join(resumed, name))
+    stopped = runs[2]["checkpoints"][1]  # after epoch 2
+    with_state, without = show(2, launch(2, resume_twice, stopped, resumed))[0]
+    first = runs[2]
+    same = all(with_state["losses"][e] == first["losses"][e] for e in with_state["losses"])
+    after = [parameters(run["checkpoints"][-1]) for run in (with_state, first)]
+    print(f"with the optimizer's state: losses of epochs 3 and 4 equal to the uninterrupted"
+          f" run's: {same}; parameters after epoch 4 identical: {torch.equal(*after)}")  # fmt: skip
+    print(f"without it: epoch 3 loss {without['losses'][3]:.6f}"
+          f" instead of {first['losses'][3]:.6f}")  # fmt: skip
+
+# %%
+# Everything carried over, bit for bit: the same parameters, the same AdamW
+# averages, the same epoch, hence the same shuffle, and each process's random
+# state (this model draws no random numbers while training, but one with
+# ``nn.Dropout`` would). Without the optimizer's state, AdamW starts its
+# averages again from zero, its first steps are too large, and the loss jumps.
+#
+# Started with ``torchrun``, the script resumes this way by itself, from its
+# newest checkpoint, and ``torchrun --max-restarts=3`` restarts it for you:
+# when a process fails, ``torchrun`` stops the others and starts them all
+# again, up to 3 times. With PyTorch 2.13 and ``gloo``, also set
+# ``TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1``:
+#
+# .. code-block:: bash
+#
+#    export TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1
+#    torchrun --nproc-per-node=2 --max-restarts=3 plot_04_train_with_ddp.py
+#
+# Without it, the restarted processes meet in the store that ``torchrun``
+# keeps from the first start, find there the addresses of the processes
+# they replace, and fail to connect to them: in our runs, none of 3 jobs
+# whose processes failed twice finished. With it, each start gets a store of
+# its own, and all 3 finished, with the losses of an uninterrupted run.
+#
+# Mixed precision: bf16 autocast
+# ------------------------------
+#
+# Inside ``with torch.autocast(device_type, dtype=torch.bfloat16):``, PyTorch
+# runs the operations that gain from it, such as the matrix products of
+# ``nn.Linear``, in bfloat16, and keeps those that need the range or the
+# precision, such as ``cross_entropy``, in ``float32``. The parameters, their
+# gradients and the optimizer's state stay in ``float32``; ``backward`` runs
+# outside the block. ``train_epoch`` puts the forward and the loss inside it
+# when ``bf16=True``. The job below first shows the types, then trains with 2
+# processes. On GPUs and on CPUs with bfloat16 instructions this saves time
+# and memory; here it only shows that the result stays close.
+
+
+def bf16_training(use_gpu, folder):
+    """Show the dtypes under autocast, then train with ``bf16=True``."""
+    _, _, device, log = this_process(use_gpu)
+    layer = nn.Linear(2, 3).to(device)
+    with torch.autocast(device.type, dtype=torch.bfloat16):
+        scores = layer(train_set.tensors[0][:4].to(device))
+        loss = F.cross_entropy(scores, train_set.tensors[1][:4].to(device))
+    loss.backward()
+    log(f"inside autocast: scores {scores.dtype}, loss {loss.dtype};"
+        f" parameters {layer.weight.dtype}, gradients {layer.weight.grad.dtype}")  # fmt: skip
+    return train(use_gpu, folder, bf16=True)
+
+
+if __name__ == "__main__":
+    os.makedirs(os.path.join(folder, "bf16"))
+    bf16 = show(2, launch(2, bf16_training, os.path.join(folder, "bf16")))[0]
+    print(f"epoch {EPOCHS}: loss {bf16['losses'][EPOCHS]:.6f} with bf16,"
+          f" {runs[2]['losses'][EPOCHS]:.6f} in float32; held-out accuracy"
+          f" {bf16['accuracies'][EPOCHS]:.2%} and {runs[2]['accuracies'][EPOCHS]:.2%}")  # fmt: skip
+
+# %%
+# With ``float16`` instead (``dtype=torch.float16``, on CUDA), you also need
+# a ``torch.amp.GradScaler("cuda")``. float16 has only 5 exponent bits:
+# numbers below about ``6e-8`` become zero, and many gradients are that
+# small. The scaler multiplies the loss by a large factor before
+# ``backward`` (65536 to begin with), so that the gradients stay
+# representable, divides them by it again before the optimizer's step, and
+# skips any step whose gradients contain an infinity or a NaN, lowering the
+# factor. Its use is three lines: ``scaler.scale(loss).backward()``,
+# ``scaler.step(optimizer)``, ``scaler.update()``. bfloat16 has the 8
+# exponent bits of ``float32``, so the same range, and needs no scaler.
+#
+# The learning rate when the global batch grows
+# ---------------------------------------------
+#
+# This page keeps the global batch at 240 and gives each process less as
+# processes are added, so that the training stays the same. The other choice
+# is to keep each process's batch and let the global batch grow with the
+# processes. Then an epoch has fewer steps, and the learning rate that suited
+# the small batch no longer does. A common starting point is to scale the
+# learning rate with the global batch: in proportion for SGD, usually with a
+# few epochs of gradual warm-up, and by the square root for ``Adam`` and
+# ``AdamW``.
+# These are rules of thumb to start tuning from, not guarantees.
+#
+# Had the 8-process run kept the 2-process run's 120 samples per process,
+# its global batch would have been 960, 4 times as large. As the comparison
+# above showed, the global batch alone decides what is computed, so this runs
+# in this one process, with batches of 960, for the same 4 epochs, with the
+# learning rate unchanged, times 2 (the square root of 4) and times 4. (Run
+# with 8 processes, the numbers are the same, to rounding.)
+
+
+def train_alone(batch_size, learning_rate):
+    """Train for ``EPOCHS`` epochs in this process; return the last loss and the accuracy."""
+    _ = torch.manual_seed(SEED)  # rank 0's model
+    model = make_model()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    sampler = DistributedSampler(train_set, num_replicas=1, rank=0, seed=SEED)
+    loader = DataLoader(train_set, batch_size=batch_size, sampler=sampler)
+    for epoch in range(EPOCHS):
+        sampler.set_epoch(epoch)
+        losses = []
+        for inputs, labels in loader:
+            loss = F.cross_entropy(model(inputs), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item() * len(labels))
+    points, labels = test_set.tensors
+    with torch.no_grad():
+        accuracy = (model(points).argmax(dim=1) == labels).double().mean().item()
+    return sum(losses) / len(train_set), accuracy, len(loader)
+
+
+if __name__ == "__main__":
+    larger = {}
+    for factor in (1, 2, 4):
+        rate = LEARNING_RATE * factor
+        loss, accuracy, steps = larger[factor] = train_alone(4 * GLOBAL_BATCH, rate)
+        print(f"global batch {4 * GLOBAL_BATCH}, {steps} steps per epoch, learning rate"
+              f" {rate:.2f}: epoch {EPOCHS} loss {loss:.6f},"
+              f" held-out accuracy {accuracy:.2%}")  # fmt: skip
+
+# %%
+# With the learning rate unchanged, 12 steps in all get far less done than
+# the 40 steps of a global batch of 240. Here neither rule helps: without a
+# warm-up, the larger rates are too large for these first steps, and the
+# loss ends higher than with no change. The rules are where the tuning
+# starts.
+#
+# The collective operations used here
+# -----------------------------------
+#
+# Everything the processes exchanged on this page went through a few
+# *collective* operations, which every process of the group must call, in the
+# same order: DDP's ``broadcast`` of rank 0's parameters when it wraps the
+# model and its all-reduce of the gradients; the ``all_reduce`` of the loss
+# and of the counts; ``all_gather_object``, which checked the models, and
+# ``gather_object``, which collected the random states; and ``barrier``. On
+# their own, with 3 processes that each start with the number ``rank + 1``:
+
+
+def collectives(use_gpu):
+    """Show broadcast, all_reduce and all_gather on one number per process."""
+    rank, world_size, device, _ = this_process(use_gpu)
+    mine = torch.tensor([rank + 1.0], device=device)
+    from_0 = mine.clone()
+    dist.broadcast(from_0, src=0)  # everyone gets rank 0's
+    total = mine.clone()
+    dist.all_reduce(total)  # everyone gets the sum
+    everyone = [torch.zeros_like(mine) for _ in range(world_size)]
+    dist.all_gather(everyone, mine)  # everyone gets all of them, in rank order
+    print(f"mine {mine.item():g}; broadcast from rank 0: {from_0.item():g};"
+          f" all_reduce: {total.item():g}; all_gather: {[t.item() for t in everyone]}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    show(3, launch(3, collectives))
+
+# %%
+# Every process prints here, on purpose: each one holds the same results.
+# ``all_reduce`` sums by default; ``op=dist.ReduceOp.MAX`` and others choose
+# another operation. A collective that one process skips leaves the others
+# waiting until the group's timeout.
+#
+# What to remember
+# ----------------
+#
+# * Keep the global batch fixed and divide it among the processes, and
+#   any number of processes computes the same training, to rounding; let it
+#   grow, and retune the learning rate.
+# * ``DistributedSampler`` with the same ``seed`` everywhere, and
+#   ``sampler.set_epoch(epoch)`` every epoch.
+# * Seed each process with ``SEED + rank``; DDP makes the models the same.
+#   Log from rank 0.
+# * Reduce metrics with ``all_reduce`` of sums and counts, and evaluate every
+#   point once: the sampler repeats points to even out the shares.
+# * Checkpoint on rank 0 with ``model.module.state_dict()``, the optimizer,
+#   the epoch and the random states, then ``dist.barrier()``; load with
+#   ``map_location``, before wrapping.
+# * Accumulate gradients with forward and ``backward`` inside
+#   ``model.no_sync()`` for all micro-batches but the last.
+# * bf16 autocast around the forward and the loss; float16 needs a
+#   ``GradScaler``.
+#
+# When the model itself is too large for one device, DDP's full copy in every
+# process is the limit: :ref:`the FSDP2 tutorial <fsdp2-tutorial>` shards it.

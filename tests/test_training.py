@@ -1,0 +1,424 @@
+"""The training tutorials (DDP end to end, FSDP2): what their executed pages show.
+
+The checks read the outputs the build executed (``docs/auto_examples/*.rst``,
+after the session's build) and hold them to what the pages claim: the runs
+with 1, 2, 3 and 8 processes agree, the resumed run continues the stopped
+one, accumulation equals the whole batch, FSDP2 equals one process. A few
+tests run the examples' own functions on small jobs, and each page once
+under ``torchrun``, as its readers start it.
+"""
+
+import math
+import os
+import re
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parent.parent
+GALLERY = ROOT / "docs" / "auto_examples"
+DDP_PAGE = "plot_04_train_with_ddp"
+FSDP_PAGE = "plot_05_fsdp2"
+DDP_SIZES = (1, 2, 3, 8)
+FSDP_SIZES = (2, 4)
+HELD_OUT = 500
+EPOCHS = 4
+GLOBAL_BATCH = 240
+NUMBER = r"(\d+\.\d+(?:e[-+]\d+)?)"
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the examples fork")
+
+
+def outputs(example):
+    """Every output block of the executed page, as (heading above it, its lines)."""
+    lines = (GALLERY / f"{example}.rst").read_text("utf-8").splitlines()
+    found, heading, i = [], None, 0
+    while i < len(lines):
+        line = lines[i]
+        under = lines[i + 1] if i + 1 < len(lines) else ""
+        if line.strip() and under and set(under) <= set("=-^~") and len(under) >= len(line):
+            heading = line
+        if line == ".. rst-class:: sphx-glr-script-out":
+            i += 4  # blank, " .. code-block:: none", blank
+            block = []
+            while i < len(lines) and (lines[i].startswith("    ") or not lines[i].strip()):
+                block.append(lines[i][4:])
+                i += 1
+            found.append((heading, [b for b in block if b.strip()]))
+            continue
+        i += 1
+    return found
+
+
+def header(world_size):
+    """The provenance line that conf/site_extensions/provenance.py recognises."""
+    return f"# {world_size} process{'es' if world_size > 1 else ''} on the CPU (gloo)"
+
+
+def tab(example, world_size):
+    """The output lines of the result tab for ``world_size`` processes."""
+    title = f"{world_size} process{'es' if world_size > 1 else ''}"
+    blocks = [block for heading, block in outputs(example) if heading == title]
+    assert len(blocks) == 1, (title, blocks)
+    return blocks[0]
+
+
+def block_after(example, heading):
+    """The one output block under ``heading``."""
+    blocks = [block for found, block in outputs(example) if found == heading]
+    assert len(blocks) == 1, (heading, blocks)
+    return blocks[0]
+
+
+def epochs(lines):
+    """{epoch: (loss, accuracy, points counted)} from rank 0's epoch lines."""
+    found = {}
+    for line in lines:
+        match = re.fullmatch(
+            r"\[rank 0\] epoch (\d+): loss " + NUMBER + r", held-out accuracy ([\d.]+)% of (\d+);"
+            r" saved epoch-\1\.pt", line)  # fmt: skip
+        if match:
+            found[int(match[1])] = (float(match[2]), float(match[3]) / 100, int(match[4]))
+    return found
+
+
+@pytest.fixture(scope="module")
+def executed(site):
+    """The session's build executed the examples (the ``site`` fixture builds)."""
+    for page in (DDP_PAGE, FSDP_PAGE):
+        assert (GALLERY / f"{page}.rst").is_file(), page
+    return GALLERY
+
+
+# -- plot_04: DDP, end to end ---------------------------------------------------
+
+
+def test_ddp_tabs_are_the_four_process_counts(executed):
+    for world_size in DDP_SIZES:
+        assert tab(DDP_PAGE, world_size)[0] == header(world_size)
+    page = (GALLERY / f"{DDP_PAGE}.rst").read_text("utf-8")
+    assert page.index(".. rst-class:: gpu-tabs") < page.index("\n1 process\n^^^^^^^^^\n")
+
+
+@pytest.mark.parametrize("world_size", DDP_SIZES)
+def test_loss_falls_and_accuracy_is_well_above_chance(executed, world_size):
+    found = epochs(tab(DDP_PAGE, world_size))
+    assert sorted(found) == list(range(1, EPOCHS + 1))
+    losses = [found[e][0] for e in sorted(found)]
+    assert all(a > b for a, b in zip(losses, losses[1:])), losses
+    assert losses[-1] < 0.5 * losses[0]
+    assert found[EPOCHS][1] > 0.85  # chance: 1 in 3
+    assert {counted for _, _, counted in found.values()} == {HELD_OUT}
+
+
+@pytest.mark.parametrize("world_size", DDP_SIZES[1:])
+def test_every_world_size_trains_like_one_process(executed, world_size):
+    one, many = epochs(tab(DDP_PAGE, 1)), epochs(tab(DDP_PAGE, world_size))
+    for epoch, (loss, accuracy, _) in one.items():
+        assert abs(many[epoch][0] - loss) < 1e-5
+        assert many[epoch][1] == accuracy
+    first = tab(DDP_PAGE, world_size)[1]
+    per_process = GLOBAL_BATCH // world_size
+    assert first == (
+        f"[rank 0] {world_size} processes, {per_process} samples each per step, global batch"
+        f" {GLOBAL_BATCH}, 10 steps per epoch; models: {world_size} different before DDP, 1 after"
+    )
+
+
+def table(example):
+    """The comparison table of the DDP page: {row name: [cells]}."""
+    block = block_after(example, "What agrees, and what does not")
+    assert block[0].split() == ["processes", *map(str, DDP_SIZES)]
+    rows = {}
+    for line in block[1:]:
+        name, cells = line[:40].strip(), line[40:].split()
+        rows[name] = cells
+    return rows
+
+
+def test_the_comparison_table_shows_agreement(executed):
+    rows = table(DDP_PAGE)
+    assert len(set(rows[f"loss, epoch {EPOCHS}"])) == 1
+    assert len(set(rows[f"held-out accuracy, epoch {EPOCHS}"])) == 1
+    differences = [float(cell) for cell in rows["largest parameter difference from 1"]]
+    assert differences[0] == 0 and max(differences) < 1e-5
+    assert max(float(cell) for cell in rows["accumulation vs whole batch"]) < 1e-6
+
+
+@pytest.mark.parametrize("world_size", DDP_SIZES)
+def test_only_rank_0_logs(executed, world_size):
+    lines = tab(DDP_PAGE, world_size)[1:]
+    tagged = [line for line in lines if line.startswith("[rank ")]
+    assert tagged and all(line.startswith("[rank 0] ") for line in tagged)
+    if world_size == 2:
+        assert lines[-1] == "(rank 1 printed nothing)"
+    elif world_size > 2:
+        assert lines[-1] == f"(ranks 1 to {world_size - 1} printed nothing)"
+
+
+@pytest.mark.parametrize("world_size", DDP_SIZES)
+def test_the_sampler_counts_repeated_points_and_evaluate_does_not(executed, world_size):
+    lines = tab(DDP_PAGE, world_size)
+    padded = math.ceil(HELD_OUT / world_size) * world_size  # 500, 500, 501, 504
+    (line,) = [line for line in lines if "through a DistributedSampler" in line]
+    assert f": {padded} points counted," in line
+    assert epochs(lines)[EPOCHS][2] == HELD_OUT
+
+
+@pytest.mark.parametrize("world_size", DDP_SIZES)
+def test_accumulation_with_no_sync_equals_the_whole_batch(executed, world_size):
+    (line,) = [line for line in tab(DDP_PAGE, world_size) if "micro-batches" in line]
+    match = re.fullmatch(
+        r"\[rank 0\] 5 micro-batches of (\d+) per process: largest difference from the whole"
+        r" batch's gradient " + NUMBER + r"; all-reduces: 1 \(whole batch\), 1 \(with no_sync\),"
+        r" 5 \(without\)", line)  # fmt: skip
+    assert match, line
+    assert int(match[1]) * 5 * world_size == GLOBAL_BATCH
+    assert float(match[2]) < 1e-6
+
+
+def test_resume_continues_where_the_run_stopped(executed):
+    block = block_after(DDP_PAGE, "Resuming from a checkpoint")
+    assert block[0] == header(2)
+    uninterrupted = [line for line in tab(DDP_PAGE, 2) if re.match(r"\[rank 0\] epoch [34]:", line)]
+    resumed = [line for line in block if re.match(r"\[rank 0\] epoch [34]:", line)]
+    assert len(resumed) == 4  # with the optimizer's state, then without
+    assert resumed[:2] == uninterrupted  # the same numbers, to the last digit printed
+    assert resumed[2:] != uninterrupted
+    assert block.count("[rank 0] resumed from epoch-2.pt: 2 epochs done") == 2
+    assert not any(re.match(r"\[rank 0\] epoch [12]:", line) for line in block)
+    assert (
+        "with the optimizer's state: losses of epochs 3 and 4 equal to the uninterrupted run's:"
+        " True; parameters after epoch 4 identical: True"
+    ) in block
+    (without,) = [line for line in block if line.startswith("without it:")]
+    jumped, before = map(float, re.fullmatch(r"without it: epoch 3 loss (\S+) instead of (\S+)", without).groups())  # fmt: skip
+    assert jumped > before + 0.01  # "the loss jumps"
+
+
+def test_bf16_autocast_stays_close_to_float32(executed):
+    block = block_after(DDP_PAGE, "Mixed precision: bf16 autocast")
+    assert block[0] == header(2)
+    assert block[1] == (
+        "[rank 0] inside autocast: scores torch.bfloat16, loss torch.float32;"
+        " parameters torch.float32, gradients torch.float32"
+    )
+    bf16, fp32 = epochs(block), epochs(tab(DDP_PAGE, 2))
+    assert bf16[EPOCHS] != fp32[EPOCHS]
+    assert abs(bf16[EPOCHS][0] - fp32[EPOCHS][0]) < 0.02
+    assert bf16[EPOCHS][1] > 0.85
+
+
+def test_learning_rate_results_match_the_prose(executed):
+    block = block_after(DDP_PAGE, "The learning rate when the global batch grows")
+    found = {}
+    for line in block:
+        match = re.fullmatch(
+            r"global batch 960, 3 steps per epoch, learning rate ([\d.]+): epoch 4 loss "
+            + NUMBER + r", held-out accuracy ([\d.]+)%", line)  # fmt: skip
+        assert match, line
+        found[float(match[1])] = (float(match[2]), float(match[3]) / 100)
+    assert sorted(found) == [0.02, 0.04, 0.08]  # unchanged, times the square root of 4, times 4
+    small_batch = epochs(tab(DDP_PAGE, 1))[EPOCHS][1]
+    unchanged, root, linear = (found[rate] for rate in sorted(found))
+    assert unchanged[1] < small_batch - 0.1  # "far less done"
+    for scaled in (root, linear):  # "neither rule helps ... the loss ends higher"
+        assert scaled[0] > unchanged[0] and scaled[1] < unchanged[1]
+
+
+def test_collectives_give_every_process_the_same_result(executed):
+    block = block_after(DDP_PAGE, "The collective operations used here")
+    assert block == [header(3)] + [
+        f"[rank {rank}] mine {rank + 1}; broadcast from rank 0: 1; all_reduce: 6;"
+        " all_gather: [1.0, 2.0, 3.0]"
+        for rank in range(3)
+    ]
+
+
+@pytest.mark.parametrize("page", [DDP_PAGE, FSDP_PAGE])
+def test_outputs_are_clean(executed, page):
+    text = "\n".join(line for _, block in outputs(page) for line in block).lower()
+    for word in ("warn", "error", "traceback", "deprecat"):
+        assert word not in text
+
+
+# -- plot_05: FSDP2 -------------------------------------------------------------
+
+
+def expand(listed):
+    """'2 × (43, 128), (42, 128)' -> [(43, 128), (43, 128), (42, 128)]."""
+    shapes = []
+    for part in re.findall(r"(?:(\d+) × )?(\([\d, ]*\))", listed):
+        shape = tuple(int(n) for n in re.findall(r"\d+", part[1]))
+        shapes += [shape] * int(part[0] or 1)
+    return shapes
+
+
+FULL_SHAPES = {"0.weight": (128, 2), "0.bias": (128,), "2.weight": (128, 128), "2.bias": (128,),
+               "4.weight": (3, 128), "4.bias": (3,)}  # fmt: skip
+
+
+@pytest.mark.parametrize("world_size", FSDP_SIZES)
+def test_fsdp2_shards_every_parameter_on_dim_0(executed, world_size):
+    lines = tab(FSDP_PAGE, world_size)
+    assert lines[0] == header(world_size)
+    rows = {}
+    for line in lines:
+        match = re.fullmatch(r"\[rank 0\] (\d\.\w+)\s+(\([\d, ]*\))\s+Shard\(dim=0\)\s+(.*)", line)
+        if match:
+            rows[match[1]] = (match[2], expand(match[3]))
+    assert set(rows) == set(FULL_SHAPES)
+    for name, shape in FULL_SHAPES.items():
+        full, pieces = rows[name]
+        assert full == str(shape)
+        chunks = [c.shape for c in torch.zeros(shape).chunk(world_size)]
+        chunks += [(0, *shape[1:])] * (world_size - len(chunks))  # torch.chunk's missing ones
+        assert pieces == [tuple(c) for c in chunks], name
+    held = sum(math.prod(s) for s in FULL_SHAPES.values())
+    (line,) = [line for line in lines if "numbers held" in line]
+    assert line.endswith(f" = {held}, one model")
+    assert sum(map(int, re.findall(r"\d+", line.split(":")[1].split("=")[0]))) == held
+
+
+@pytest.mark.parametrize("world_size", FSDP_SIZES)
+def test_fsdp2_gathers_for_forward_and_saves_both_ways(executed, world_size):
+    lines = tab(FSDP_PAGE, world_size)
+    assert "[rank 0] during 2's forward: 2.weight is a Parameter of (128, 128), torch.float32" in lines
+    local = math.ceil(128 / world_size)
+    assert (
+        f"[rank 0] after it: 2.weight is a DTensor with a local piece of ({local}, 128);"
+        f" AdamW's exp_avg for it: ({local}, 128)"
+    ) in lines
+    files = ", ".join([".metadata"] + [f"__{rank}_0.distcp" for rank in range(world_size)])
+    assert f"[rank 0] DCP wrote: {files}" in lines
+    assert (
+        "[rank 0] DCP loaded into a fresh sharded model and optimizer: equal to the saved ones"
+        " everywhere: True"
+    ) in lines
+    assert (
+        "[rank 0] full state dict: 6 tensors on rank 0, 0 on the others; rank 0 saved model.pt"
+    ) in lines
+
+
+def fsdp_losses(line):
+    """The numbers after "losses" in a line."""
+    return [float(x) for x in re.search(r"losses:? (.*)", line)[1].split(", ")]
+
+
+def test_fsdp2_equals_one_process(executed):
+    block = block_after(FSDP_PAGE, "The same result as one process")
+    alone = fsdp_losses(block[0])
+    assert len(alone) == 3 and alone[0] > alone[-1]
+    for world_size, line in zip(FSDP_SIZES, block[1:], strict=True):
+        match = re.fullmatch(
+            rf"{world_size} processes: largest difference in the losses {NUMBER}, in the"
+            rf" parameters {NUMBER} \(model\.pt\), {NUMBER} \(DCP\)", line)  # fmt: skip
+        assert match, line
+        assert max(map(float, match.groups())) < 1e-5
+        (logged,) = [x for x in tab(FSDP_PAGE, world_size) if x.startswith("[rank 0] losses:")]
+        assert max(abs(a - b) for a, b in zip(fsdp_losses(logged), alone)) < 1e-5
+
+
+def test_fsdp2_mixed_precision_and_a_seed_per_process(executed):
+    block = block_after(FSDP_PAGE, "Mixed precision")
+    assert block[0] == header(2)
+    assert "[rank 0] during 2's forward: 2.weight is a Parameter of (128, 128), torch.bfloat16" in block
+    assert "[rank 0] scores: torch.bfloat16; sharded parameters: torch.float32" in block
+    assert (
+        "[rank 0] seed per process: rows of the full 4.weight from rank 0's model: [0, 1];"
+        " rank 1's model: [2]"
+    ) in block
+    (line,) = [x for x in block if x.startswith("bf16 policy")]
+    difference = float(line.rsplit(" ", 1)[1])
+    assert 0 < difference < 0.02  # "within about a hundredth", and not float32
+
+
+# -- the examples' own functions, on small jobs ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def ddp_definitions():
+    """plot_04's functions, without running any cell that does work."""
+    return runpy.run_path(str(ROOT / "examples" / f"{DDP_PAGE}.py"), run_name="ddp_training")
+
+
+def evaluate_both_ways(use_gpu, evaluate, make_model):
+    torch.manual_seed(0)
+    model = make_model()
+    return evaluate(model, torch.device("cpu")), evaluate(model, torch.device("cpu"), padded=True)
+
+
+def test_evaluate_counts_each_point_once(ddp_definitions):
+    d = ddp_definitions
+    reports = d["launch"](3, evaluate_both_ways, d["evaluate"], d["make_model"])
+    (exact, padded), *others = [value for _, value in reports]
+    assert exact[1] == HELD_OUT and padded[1] == 501
+    assert all(other == (exact, padded) for other in others)  # every process has the sums
+
+
+def checkpoint_round_trip(use_gpu, folder, d):
+    torch.manual_seed(1 + torch.distributed.get_rank())
+    model, _ = d["wrap"](d["make_model"](), False, torch.device("cpu"))
+    optimizer = torch.optim.AdamW(model.parameters())
+    path = os.path.join(folder, "epoch-1.pt")
+    d["save_checkpoint"](path, model, optimizer, 1)
+    saved = torch.load(path, map_location="cpu")
+    fresh = d["make_model"]()
+    done = d["load_checkpoint"](path, fresh, torch.optim.AdamW(fresh.parameters()), torch.device("cpu"))  # fmt: skip
+    same = all(torch.equal(a, b) for a, b in zip(fresh.parameters(), model.module.parameters()))
+    del model
+    return sorted(saved), list(saved["model"]), len(saved["rng_states"]), done, same
+
+
+def test_checkpoint_names_are_the_plain_models_and_hold_every_rank(ddp_definitions, tmp_path):
+    d = ddp_definitions
+    reports = d["launch"](2, checkpoint_round_trip, str(tmp_path), d)
+    keys, names, states, done, same = reports[1][1]
+    assert keys == ["epochs_done", "model", "optimizer", "rng_states"]
+    assert names == list(d["make_model"]().state_dict()) and not names[0].startswith("module.")
+    assert states == 2 and done == 1 and same
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["epoch-1.pt"]  # no .partial left
+
+
+def test_newest_checkpoint_is_the_most_epochs(ddp_definitions, tmp_path):
+    for epochs_done in (1, 2, 10):
+        (tmp_path / f"epoch-{epochs_done}.pt").write_bytes(b"")
+    assert ddp_definitions["newest_checkpoint"](tmp_path) == str(tmp_path / "epoch-10.pt")
+    assert ddp_definitions["newest_checkpoint"](tmp_path / "none") is None
+
+
+# -- as readers start them: torchrun --------------------------------------------
+
+
+def torchrun(page, cwd):
+    """Run ``torchrun --nproc-per-node=2`` on the page in ``cwd``; return its output."""
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node=2",
+               str(ROOT / "examples" / f"{page}.py")]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PET_", "MASTER_"))}
+    done = subprocess.run(command, cwd=cwd, env=env, text=True, timeout=300,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:]
+    assert "terminate called" not in done.stdout
+    return done.stdout
+
+
+def test_ddp_page_under_torchrun_trains_then_resumes(tmp_path):
+    first = torchrun(DDP_PAGE, tmp_path)
+    assert "epoch 4: loss" in first and "resumed" not in first
+    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == [
+        f"epoch-{n}.pt" for n in range(1, EPOCHS + 1)
+    ]
+    again = torchrun(DDP_PAGE, tmp_path)
+    assert "resumed from epoch-4.pt: 4 epochs done" in again
+    assert "epoch 1:" not in again
+
+
+def test_fsdp_page_under_torchrun(tmp_path):
+    output = torchrun(FSDP_PAGE, tmp_path)
+    assert "DCP wrote: .metadata, __0_0.distcp, __1_0.distcp" in output
+    assert (tmp_path / "fsdp2-checkpoint" / "model.pt").is_file()
