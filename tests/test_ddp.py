@@ -224,17 +224,25 @@ def test_two_torchrun_jobs_on_one_machine_do_not_collide(tmp_path):
     script = tmp_path / "print_port.py"
     script.write_text(PRINT_PORT)
     torchrun = [sys.executable, "-m", "torch.distributed.run"]  # what torchrun runs
-    command = [*torchrun, "--nproc-per-node=2", str(script), str(EXAMPLE)]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PET_", "MASTER_"))}
+    # Each rank's output in its own file (torchrun's --redirects): on one pipe,
+    # two ranks' unflushed lines can interleave mid-line on a busy machine.
+    logs = [tmp_path / f"job{i}" for i in range(2)]
     jobs = [
-        subprocess.Popen(command, cwd=tmp_path, env=env, text=True,
+        subprocess.Popen([*torchrun, "--nproc-per-node=2", f"--log-dir={log}", "--redirects=3",
+                          str(script), str(EXAMPLE)],
+                         cwd=tmp_path, env=env, text=True,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        for _ in range(2)
+        for log in logs
     ]  # fmt: skip
-    outputs = [job.communicate(timeout=240)[0] for job in jobs]
-    assert [job.returncode for job in jobs] == [0, 0], outputs
-    ports = [set(re.findall(r"^port (\d+)$", out, re.M)) for out in outputs]
+    launcher = [job.communicate(timeout=240)[0] for job in jobs]
+    ranks = [sorted(log.rglob("stdout.log")) for log in logs]
+    outputs = [[path.read_text() for path in paths] for paths in ranks]
+    assert [job.returncode for job in jobs] == [0, 0], (launcher, outputs)
+    assert [len(paths) for paths in ranks] == [2, 2], ranks
+    ports = [{m for out in job for m in re.findall(r"^port (\d+)$", out, re.M)} for job in outputs]
     assert all(len(p) == 1 for p in ports) and ports[0] != ports[1], ports
     assert "29500" not in ports[0] | ports[1]
-    for out in outputs:
-        assert out.count("gloo on cpu: 50 of 100 samples") == 2, out
+    for job in outputs:
+        for out in job:
+            assert out.count("gloo on cpu: 50 of 100 samples") == 1, out
