@@ -44,6 +44,7 @@ extensions = [
     "sphinxext.bilingual",
     "sphinxext.translation_notice",
     "sphinxext.gallery_cards",
+    "sphinxext.localized_examples",  # comments, docstrings, figures and downloads translated
     "sphinxext.translation_safety",  # translations add words, never markup or script
     "sphinxext.content_security_policy",
     "sphinxext.chinese_search",
@@ -155,7 +156,8 @@ sphinx_gallery_conf = {
     # Every example runs; a skipped one would publish a page without output.
     "filename_pattern": r"/plot_",
     "within_subsection_order": "FileNameSortKey",
-    "image_scrapers": ("matplotlib",),
+    # Matplotlib's scraper, keeping each figure to draw again in each language.
+    "image_scrapers": ("sphinxext.localized_examples.scrape",),
     "reset_modules": (
         "matplotlib", "sphinxext.example_guard.arm_timeout", "sphinxext.provenance.record",
     ),  # fmt: skip

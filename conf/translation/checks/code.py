@@ -1,4 +1,4 @@
-"""code: translated Python (a literal block or doctest) is no longer the same program.
+"""code: translated Python (a literal block, a doctest, an example's comment) is another program.
 
 Only messages that Sphinx shows as code are compared: literal blocks (the
 only messages with newlines) and ``>>>`` doctests whose English is valid
@@ -6,9 +6,16 @@ Python. Comments and docstrings may be translated. Errors: the translation is
 not valid Python, its statements differ, or it changes a string that holds
 a value (``"cuda:0"``). Warnings: it translates a string with spaces
 (``print("Hello world")``), which may be intended.
+
+The comments and docstrings of an example's code cells are messages of its
+page (conf/sphinxext/localized_examples.py); their translation is put into
+the code, and an error here is one the build refuses too: the code's tokens
+change (a line break in a comment, a quote that ends a docstring).
 """
 
 import ast
+import functools
+from pathlib import Path
 
 from .common import error, warning
 from .parsing import doctest_source, python_code
@@ -35,6 +42,7 @@ def strings(tree):
 
 def check(message):
     """Yield how the translated code differs from the English code."""
+    yield from check_example_text(message)
     code = python_code(message.msgid)
     if code is None or message.msgid == message.msgstr:
         return
@@ -60,3 +68,44 @@ def check(message):
                         at=after)  # fmt: skip
         elif before != after:
             yield warning(f"translates the string {before!r} in code: the output will differ")
+
+
+@functools.cache
+def _example_cells(example):
+    """{comment or docstring text: [code cells holding it]} of the example file *example*."""
+    from sphinx_gallery.py_source_parser import split_code_and_text_blocks
+    from sphinxext.localized_examples import texts
+
+    found = {}
+    for block in split_code_and_text_blocks(str(example))[1]:
+        if block.type == "code":
+            for _, text, _ in texts(block.content):
+                found.setdefault(text, []).append(block.content)
+    return found
+
+
+def example_of(message):
+    """The example whose page the catalog of *message* translates, or None."""
+    sources = getattr(message.project, "sources", None)
+    if sources is None or message.catalog is None:
+        return None
+    parts = Path(message.catalog).with_suffix("").parts
+    if "LC_MESSAGES" not in parts:
+        return None
+    page = Path(*parts[parts.index("LC_MESSAGES") + 1 :])
+    example = sources.parent / "examples" / (page.name + ".py")
+    return example if page.parent.name == "auto_examples" and example.is_file() else None
+
+
+def check_example_text(message):
+    """Yield an error if the translation of an example's comment or docstring changes its code."""
+    from sphinxext.localized_examples import localized_code
+
+    example = example_of(message)
+    cells = _example_cells(example).get(message.msgid, []) if example else []
+    for cell in cells:
+        _, refused = localized_code(cell, lambda text: message.msgstr if text == message.msgid else text)
+        if refused:
+            yield error("the translation of this comment or docstring changes the code around "
+                        "it (a line break, a quote that ends it): translate only its words")
+            return
