@@ -42,28 +42,26 @@ $(VENV)/.installed: requirements.txt
 venv: $(VENV)/.installed ## Create .venv from requirements.txt (done by every target)
 
 html: $(VENV)/.installed ## Build LANGUAGES (default: all) into _build/html/<lang>/; OUTPUTS= recordings to use; VERBOSE=1 shows Sphinx's progress
-	$(PY) conf/build/build_site.py html $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
+	$(PY) conf/site_build/build_site.py html $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
 outputs: $(VENV)/.installed ## Execute the examples (SHARD=K/N for one shard) here; record their output into OUT, signed with KEY
-	$(PY) conf/build/outputs.py record --key "$(KEY)" --shard $(SHARD) --out $(OUT)
+	$(PY) conf/site_build/outputs.py record --key "$(KEY)" --shard $(SHARD) --out $(OUT)
 
 pdf: html ## Build LANGUAGES' PDF into _build/pdf/<lang>/ (after html; runs no example)
-	$(PY) conf/build/build_offline.py pdf $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
+	$(PY) conf/site_build/build_offline.py pdf $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
 epub: html ## Build LANGUAGES' EPUB into _build/epub/<lang>/ (after html; runs no example)
-	$(PY) conf/build/build_offline.py epub $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
+	$(PY) conf/site_build/build_offline.py epub $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
 gettext: $(VENV)/.installed ## Extract the English messages into _build/gettext/**.pot
 	$(PY) -m sphinx -b gettext -c conf $(SPHINXOPTS) -d _build/doctrees/gettext \
 	  docs _build/gettext
 
-update-po: $(VENV)/.installed ## Merge new English into LANGUAGES' catalogs, locale/<lang>/LC_MESSAGES/**.po (needs GNU gettext)
-	@$(PY) conf/translation/update_catalogs.py require-gettext "make update-po"
+update-po: $(VENV)/.installed ## Merge new English into LANGUAGES' catalogs, locale/<lang>/LC_MESSAGES/**.po
 	@$(MAKE) --no-print-directory gettext
 	$(PY) conf/translation/update_catalogs.py update _build/gettext $(LANGUAGES)
 
-prune-po: $(VENV)/.installed ## Delete obsolete (#~) entries and catalogs of removed pages (needs GNU gettext)
-	@$(PY) conf/translation/update_catalogs.py require-gettext "make prune-po"
+prune-po: $(VENV)/.installed ## Delete obsolete (#~) entries and catalogs of removed pages
 	@$(MAKE) --no-print-directory gettext
 	$(PY) conf/translation/update_catalogs.py prune _build/gettext $(LANGUAGES)
 
@@ -82,21 +80,21 @@ review-diff: $(VENV)/.installed ## What the catalogs' entries did since BASE (de
 check: $(VENV)/.installed ## Check LANGUAGES' catalogs; STRICT=0 reports unfinished entries without failing; BASE=rev: only entries changed since rev
 	$(PY) conf/translation/run_checks.py --strict=$(STRICT) $(LANGUAGES)$(if $(BASE), --base=$(BASE))
 
-seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC, marked fuzzy (needs GNU gettext)
+seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC, marked fuzzy
 	$(PY) conf/translation/seed_zh_tw.py
 
 livehtml: $(VENV)/.installed ## Live preview of one language (default zh_CN) at http://127.0.0.1:PORT (default 8000)
-	$(PY) conf/build/live_preview.py $(LANGUAGES) --port $(PORT)
+	$(PY) conf/site_build/live_preview.py $(LANGUAGES) --port $(PORT)
 
 test: $(VENV)/.installed ## Run the whole test suite (builds the site once)
 	$(PY) -m pytest -ra tests
 
 bench: $(VENV)/.installed ## Time fresh, partial and no-change builds and the live preview; print medians
-	$(PY) conf/build/bench.py
+	$(PY) conf/site_build/bench.py
 
 stress: $(VENV)/.installed ## RUNS fresh builds (default 20) under LOAD busy loops, SIDE_BY_SIDE at once; count failures
-	$(PY) conf/build/stress.py --runs $(RUNS) --load $(LOAD) --side-by-side $(SIDE_BY_SIDE)
+	$(PY) conf/site_build/stress.py --runs $(RUNS) --load $(LOAD) --side-by-side $(SIDE_BY_SIDE)
 
 clean: ## Remove every generated file (exactly the .gitignore'd outputs); waits for a running build
-	$(PYTHON) conf/build/checkout_lock.py "$(DP_COMMAND)" -- sh -c \
+	$(PYTHON) conf/site_build/checkout_lock.py "$(DP_COMMAND)" -- sh -c \
 	  "rm -rf _build docs/auto_examples docs/sg_execution_times.rst && find locale -name '*.mo' -delete"

@@ -2,7 +2,7 @@
 
 Languages differ only by ``-D language=``; settings that depend on the
 language are filled in by a ``config-inited`` handler in
-``sphinxext/site_language.py``. The extensions are in ``sphinxext/``; the
+``site_extensions/site_language.py``. The extensions are in ``site_extensions/``; the
 languages are the rows of ``languages.py``.
 """
 
@@ -13,8 +13,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from languages import LANGUAGES  # noqa: E402  (needs the path above)
-from sphinxext.compiled_catalogs import compile_catalogs  # noqa: E402
-from sphinxext.gallery_reuse import skip_matplotlib_if_nothing_runs  # noqa: E402
+from site_extensions.compiled_catalogs import compile_catalogs  # noqa: E402
+from site_extensions.gallery_reuse import skip_matplotlib_if_nothing_runs  # noqa: E402
+from site_layout import EXAMPLES, GALLERY, GALLERY_NAME, LOCALE  # noqa: E402
 
 # -- Project -----------------------------------------------------------------
 
@@ -25,38 +26,38 @@ language = "en"
 root_doc = "index"
 
 extensions = [
-    "build.checkout_lock",  # first: wait for any other build of this checkout
-    "sphinxext.compiled_catalogs",  # refuses a catalog compile_catalogs() could not compile
+    "site_build.checkout_lock",  # first: wait for any other build of this checkout
+    "site_extensions.compiled_catalogs",  # refuses a catalog compile_catalogs() could not compile
     "myst_parser",
     "sphinx_design",
     "sphinx_copybutton",
     "sphinx_gallery.gen_gallery",
     "notfound.extension",
-    "sphinxext.site_language",
-    "sphinxext.language_switcher",
-    "sphinxext.gpu_tabs",
-    "sphinxext.collapsed_sections",  # the code a page runs but does not teach, folded
-    "sphinxext.example_guard",
-    "sphinxext.gallery_reuse",
-    "sphinxext.reproducible_zips",
-    "sphinxext.recordings",  # recorded output (make html OUTPUTS=...): verified text only
-    "sphinxext.provenance",
-    "sphinxext.bilingual",
-    "sphinxext.translation_notice",
-    "sphinxext.gallery_cards",
-    "sphinxext.localized_examples",  # comments, docstrings, figures and downloads translated
-    "sphinxext.translation_safety",  # translations add words, never markup or script
-    "sphinxext.content_security_policy",
-    "sphinxext.chinese_search",
-    "sphinxext.translation_status",
-    "sphinxext.navigation_refresh",
-    "sphinxext.theme_strings",
-    "sphinxext.markup_fixes",
-    "sphinxext.offline_copies",
+    "site_extensions.site_language",
+    "site_extensions.language_switcher",
+    "site_extensions.gpu_tabs",
+    "site_extensions.collapsed_sections",  # the code a page runs but does not teach, folded
+    "site_extensions.example_guard",
+    "site_extensions.gallery_reuse",
+    "site_extensions.reproducible_zips",
+    "site_extensions.recordings",  # recorded output (make html OUTPUTS=...): verified text only
+    "site_extensions.provenance",
+    "site_extensions.bilingual",
+    "site_extensions.translation_notice",
+    "site_extensions.gallery_cards",
+    "site_extensions.localized_examples",  # comments, docstrings, figures and downloads translated
+    "site_extensions.translation_safety",  # translations add words, never markup or script
+    "site_extensions.content_security_policy",
+    "site_extensions.chinese_search",
+    "site_extensions.translation_status",
+    "site_extensions.navigation_refresh",
+    "site_extensions.theme_strings",
+    "site_extensions.markup_fixes",
+    "site_extensions.offline_copies",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip"]
+exclude_patterns = [f"{GALLERY_NAME}/*.{kind}" for kind in ("ipynb", "py", "zip")]
 # Absolute: the gettext builder resolves template paths against the source
 # folder, the HTML builder against this one.
 templates_path = [os.path.join(HERE, "_templates")]
@@ -67,7 +68,7 @@ nitpicky = True
 
 locale_dirs = ["../locale"]
 # Now, before Sphinx loads any .mo: every one is made afresh from its checked .po.
-compile_catalogs(os.path.join(HERE, "..", "locale"))
+compile_catalogs(LOCALE)
 gettext_compact = False
 gettext_uuid = False
 gettext_location = True
@@ -108,7 +109,7 @@ html_theme_options = {
 # -- Offline copies: PDF (LaTeX) and EPUB --------------------------------------
 
 # File names, fonts and the table of contents' title depend on the language:
-# sphinxext/offline_copies.py fills them in.
+# site_extensions/offline_copies.py fills them in.
 offline_basename = "data-parallelism-in-pytorch"
 latex_engine = "xelatex"
 latex_use_xindy = False  # the site has no index; makeindex ships with TeX Live
@@ -150,16 +151,19 @@ copybutton_exclude = ".linenos, .gp, .go"
 
 # -- Sphinx-Gallery ----------------------------------------------------------
 
+# The gallery's folders, relative to docs/, for Sphinx-Gallery and our extensions.
+examples_folder = os.path.relpath(EXAMPLES, os.path.join(HERE, "..", "docs"))
+gallery_folder = GALLERY_NAME
 sphinx_gallery_conf = {
-    "examples_dirs": "../examples",
-    "gallery_dirs": "auto_examples",
+    "examples_dirs": examples_folder,
+    "gallery_dirs": gallery_folder,
     # Every example runs; a skipped one would publish a page without output.
     "filename_pattern": r"/plot_",
     "within_subsection_order": "FileNameSortKey",
     # Matplotlib's scraper, keeping each figure to draw again in each language.
-    "image_scrapers": ("sphinxext.localized_examples.scrape",),
+    "image_scrapers": ("site_extensions.localized_examples.scrape",),
     "reset_modules": (
-        "matplotlib", "sphinxext.example_guard.arm_timeout", "sphinxext.provenance.record",
+        "matplotlib", "site_extensions.example_guard.arm_timeout", "site_extensions.provenance.record",
     ),  # fmt: skip
     "reset_modules_order": "both",
     # Run times change on every build; they must never become msgids.
@@ -173,8 +177,6 @@ sphinx_gallery_conf = {
     "capture_repr": (),
     "matplotlib_animations": False,
 }
-skip_matplotlib_if_nothing_runs(
-    os.path.join(HERE, "..", "examples"), os.path.join(HERE, "..", "docs", "auto_examples")
-)
-# Seconds an example may run before the build gives up on it.
-example_timeout = float(os.environ.get("DP_EXAMPLE_TIMEOUT", "300"))
+skip_matplotlib_if_nothing_runs(EXAMPLES, GALLERY)
+# Seconds an example may run before the build gives up on it (-D example_timeout=3).
+example_timeout = 300

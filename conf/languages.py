@@ -23,6 +23,20 @@ class Language:
     browser: tuple = ()  # browser language tags (prefixes) sent here; default: html
     english: str = ""  # its English name, translated on the status page; default: name
 
+    @property
+    def chinese(self):
+        """Written in Chinese characters: searched with jieba, checked for the other script."""
+        return self.script in ("Hans", "Hant")
+
+    @property
+    def spaced(self):
+        """Whether its words are separated by spaces (not so in Chinese, Japanese, Thai...)."""
+        return self.script not in UNSPACED_SCRIPTS
+
+
+# ISO 15924 scripts whose text puts no space between words.
+UNSPACED_SCRIPTS = {"Hans", "Hant", "Hani", "Jpan", "Hira", "Kana", "Thai", "Laoo", "Khmr", "Mymr"}
+
 
 LANGUAGES = [
     Language("en", "en", "en", "English", "Latn", "Choose a language"),

@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "conf"))
 
-from build.checkout_lock import acquire  # noqa: E402
+from site_build.checkout_lock import acquire  # noqa: E402
 from languages import LANGUAGES  # noqa: E402
 
 
@@ -92,13 +92,55 @@ def pytest_report_collectionfinish(config, start_path, items):
 def site():
     """Build all three languages once (incrementally) and return _build/html."""
     result = subprocess.run(
-        [sys.executable, "conf/build/build_site.py", "html"],
+        [sys.executable, "conf/site_build/build_site.py", "html"],
         cwd=ROOT,
         capture_output=True,
         text=True,
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     return ROOT / "_build" / "html"
+
+
+MINI = ROOT / "tests" / "roots" / "mini-site"
+
+
+def mini_copy(dest):
+    """A project at *dest* made of this checkout's conf/, Makefile and pins and the mini site.
+
+    The mini site (tests/roots/mini-site) has one page, one tiny tutorial and
+    their catalogs: the build machinery runs on it in seconds. The copy shares
+    the repository's .venv and its glossary.
+    """
+    dest = Path(dest)
+    shutil.copytree(ROOT / "conf", dest / "conf", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("docs", "examples", "locale"):
+        shutil.copytree(MINI / name, dest / name)
+    for name in ("Makefile", "requirements.txt", "locale/glossary.csv"):
+        shutil.copy2(ROOT / name, dest / name)  # keeps the pins' mtime: make reuses .venv
+    (dest / ".venv").symlink_to(ROOT / ".venv")
+    return dest
+
+
+def outside_env(**extra):
+    """The environment of a command typed by hand, not started by this test session."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
+    return {**env, **extra}
+
+
+@pytest.fixture(scope="session")
+def mini_built(tmp_path_factory):
+    """The mini site, built once in every language: the last good site of its copies."""
+    project = mini_copy(tmp_path_factory.mktemp("mini") / "project")
+    result = subprocess.run([sys.executable, "conf/site_build/build_site.py", "html"], cwd=project,
+                            capture_output=True, text=True, env=outside_env())  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return project
+
+
+@pytest.fixture
+def mini_site(mini_built, tmp_path):
+    """A copy of the built mini site: its sources, executed gallery and last good sites."""
+    return Path(shutil.copytree(mini_built, tmp_path / "project", symlinks=True))
 
 
 @pytest.fixture(scope="session")
@@ -283,7 +325,7 @@ def readthedocs_commands(pull_request=False):
 def build_offline(*args, cwd=ROOT):
     """Run build_offline.py; return the completed process."""
     return subprocess.run(
-        [sys.executable, "conf/build/build_offline.py", *args],
+        [sys.executable, "conf/site_build/build_offline.py", *args],
         cwd=cwd, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
 

@@ -60,7 +60,7 @@ def test_root_sends_each_browser_to_its_language(open_page, base_url, locale, la
         ("zh_CN", "批次", TUTORIAL),  # glossary: batch
         ("zh_TW", "批次", TUTORIAL),
         ("en", "DataParallel", TUTORIAL),
-        # Glossary terms are single search words (conf/sphinxext/chinese_search.py).
+        # Glossary terms are single search words (conf/site_extensions/chinese_search.py).
         ("zh_CN", "数据并行", "index.html"),
         ("zh_TW", "資料平行", "index.html"),
     ],

@@ -1,4 +1,9 @@
-"""A bad build fails loudly and never replaces the last good site (on copies)."""
+"""A bad build fails loudly and never replaces the last good site.
+
+The build machinery runs on copies of the mini site (tests/roots/mini-site:
+one page, one tiny tutorial), built once per session; what depends on the
+real pages (reproducible bytes, a renamed tutorial) on copies of the project.
+"""
 
 import hashlib
 import os
@@ -9,22 +14,20 @@ import subprocess
 import sys
 import time
 
-import polib
 import pytest
 from bs4 import BeautifulSoup
-from build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from conftest import mini_copy, outside_env
+from site_build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from translation.catalogs import read, write
 
 BROKEN = '"""\nBroken\n======\n"""\n\nraise RuntimeError("deliberately broken example")\n'
 HANGS = '"""\nHangs\n=====\n"""\n\nimport time\n\ntime.sleep(600)\n'
 
 
 @pytest.fixture
-def project(site, tmp_path):
-    """A project copy whose last good English and zh_TW sites are already there."""
-    copy = copy_project(tmp_path / "project")
-    for lang in ("en", "zh_TW"):
-        shutil.copytree(site / lang, copy / "_build" / "html" / lang)
-    return copy
+def project(mini_site):
+    """A copy of the mini site whose last good sites are already there."""
+    return mini_site
 
 
 def digest(folder):
@@ -39,7 +42,7 @@ def digest(folder):
 def build(project, *langs, timeout=300, **env):
     """Run the site build in *project*; return the completed process."""
     return subprocess.run(
-        [sys.executable, "conf/build/build_site.py", "html", *langs], cwd=project,
+        [sys.executable, "conf/site_build/build_site.py", "html", *langs], cwd=project,
         capture_output=True, text=True, timeout=timeout, env={**os.environ, **env},
     )  # fmt: skip
 
@@ -65,13 +68,12 @@ def test_failing_example_names_it_and_keeps_the_site(project):
     assert "deliberately broken example" not in zh_tw_log
     for lang, digests in before.items():
         assert_untouched(project, lang, digests)
-    assert not list((project / "_build" / "stamps").glob("gallery.ready*"))
 
 
 def test_hung_example_is_stopped_by_the_timeout(project):
     before = digest(project / "_build" / "html" / "en")
     (project / "examples" / "plot_99_hangs.py").write_text(HANGS)
-    result = build(project, "en", timeout=120, DP_EXAMPLE_TIMEOUT="3")
+    result = build(project, "en", timeout=120, SPHINXOPTS="-W --keep-going -D example_timeout=3")
     output = result.stdout + result.stderr
     assert result.returncode != 0
     assert "plot_99_hangs.py ran longer than 3 s" in output
@@ -123,7 +125,7 @@ def test_interrupted_build_keeps_the_site_and_recovers(project):
     marker = project / "mid-write"
 
     process = subprocess.Popen(
-        [sys.executable, "conf/build/build_site.py", "html", "en"], cwd=project,
+        [sys.executable, "conf/site_build/build_site.py", "html", "en"], cwd=project,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     try:
@@ -197,11 +199,11 @@ def test_incremental_build_renames_a_page_everywhere(site, tmp_path):
     project = copy_project(tmp_path / "project")
     assert build(project, "zh_TW").returncode == 0
     catalog = project / "locale/zh_TW/LC_MESSAGES/auto_examples/plot_02_dataparallel_in_depth.po"
-    po = polib.pofile(str(catalog))
-    entry = po.find("``nn.DataParallel`` in depth")
-    old_word = entry.msgstr.split()[0]  # 深入解析
-    entry.msgstr = "重新命名的頁面 ``nn.DataParallel``"
-    po.save()
+    po = read(catalog)
+    entry = po.get("``nn.DataParallel`` in depth")
+    old_word = entry.string.split()[0]  # 深入解析
+    entry.string = "重新命名的頁面 ``nn.DataParallel``"
+    write(po, catalog)
 
     result = build(project, "zh_TW")
     assert result.returncode == 0, result.stderr[-3000:]
@@ -218,16 +220,16 @@ def test_incremental_build_renames_a_page_everywhere(site, tmp_path):
 
 def test_nothing_to_run_follows_sphinx_gallerys_checksums(site):
     """matplotlib is skipped only when Sphinx-Gallery would run no example."""
-    from sphinxext.gallery_reuse import nothing_to_run
+    from site_extensions.gallery_reuse import stale_examples
 
     root = site.parent.parent
     examples, gallery = root / "examples", root / "docs" / "auto_examples"
-    assert nothing_to_run(examples, gallery)  # the session build just ran them all
-    assert not nothing_to_run(examples, gallery / "missing")
+    assert stale_examples(examples, gallery) == []  # the session build just ran them all
+    assert stale_examples(examples, gallery / "missing")
 
 
 def test_changed_example_is_not_reused(tmp_path):
-    from sphinxext.gallery_reuse import nothing_to_run
+    from site_extensions.gallery_reuse import stale_examples
     from sphinx_gallery.utils import get_md5sum
 
     examples, gallery = tmp_path / "examples", tmp_path / "gallery"
@@ -235,9 +237,9 @@ def test_changed_example_is_not_reused(tmp_path):
     script = examples / "plot_x.py"
     script.write_text('"""T\n=\n"""\nprint(1)\n')
     (gallery / "plot_x.py.md5").write_text(get_md5sum(script, mode="t"))
-    assert nothing_to_run(examples, gallery)
+    assert stale_examples(examples, gallery) == []
     script.write_text('"""T\n=\n"""\nprint(2)\n')
-    assert not nothing_to_run(examples, gallery)
+    assert stale_examples(examples, gallery) == ["plot_x.py"]
 
 
 # -- No two processes write the same generated file ----------------------------
@@ -245,10 +247,10 @@ def test_changed_example_is_not_reused(tmp_path):
 # Loaded into the copy's Sphinx. An audit hook records every write under
 # docs/auto_examples/ (any open for writing, rename, removal, mkdir) to
 # writes/<pid>-<role>.log; in a language that reuses the gallery (a
-# follower) such a write also raises, so the build fails. The followers are
-# held at a barrier until both arrive, then released together right where
-# Sphinx-Gallery regenerates the gallery's pages: the interleaving that used
-# to make one of them lose its index.rst.new.
+# follower, -D reuse_gallery=1) such a write also raises, so the build fails.
+# The followers are held at a barrier until both arrive, then released
+# together right where Sphinx-Gallery would regenerate the gallery's pages:
+# the interleaving that used to make one of them lose its index.rst.new.
 WRITE_PROBE = """
 import os, pathlib, sys, time
 
@@ -259,7 +261,7 @@ CHANGES = {"os.rename", "os.remove", "os.rmdir", "os.mkdir", "os.truncate",
 def setup(app):
     root = pathlib.Path(app.srcdir).parent
     gallery = str(pathlib.Path(app.srcdir, "auto_examples")) + os.sep
-    follower = bool(os.environ.get("DP_GALLERY_WAIT"))
+    follower = "reuse_gallery=1" in sys.argv
     (root / "writes").mkdir(exist_ok=True)
     log = root / "writes" / f"{os.getpid()}-{'follower' if follower else 'lead'}.log"
     log.touch()
@@ -287,13 +289,13 @@ def setup(app):
             deadline = time.monotonic() + 240
             while len(list(arrived.iterdir())) < 2 and time.monotonic() < deadline:
                 time.sleep(0.01)
-        # After gallery_reuse.py's wait (100), before the gallery step (500).
+        # Before the gallery step (500).
         app.connect("builder-inited", barrier, priority=150)
 """
 
 
 def test_followers_never_write_the_gallery(tmp_path):
-    project = copy_project(tmp_path / "project", with_gallery=False)
+    project = mini_copy(tmp_path / "project")  # nothing executed yet
     (project / "conf" / "write_probe.py").write_text(WRITE_PROBE, "utf-8")
     conf = project / "conf" / "conf.py"
     conf.write_text(conf.read_text("utf-8") + '\nextensions.append("write_probe")\n', "utf-8")
@@ -328,11 +330,6 @@ def setup(app):
 """
 
 
-def outside_env():
-    """The environment of a command started by hand, not by this test session."""
-    return {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
-
-
 def start_paused_build(project, *langs):
     """Start a build of *project* that stops at its first page; return (process, marker)."""
     (project / "conf" / "pause_until_resumed.py").write_text(PAUSE_UNTIL_RESUMED, "utf-8")
@@ -340,7 +337,7 @@ def start_paused_build(project, *langs):
     conf.write_text(conf.read_text("utf-8") + '\nextensions.append("pause_until_resumed")\n')
     env = {**outside_env(), "DP_COMMAND": "the first build"}
     process = subprocess.Popen(
-        [sys.executable, "conf/build/build_site.py", "html", *langs], cwd=project, env=env,
+        [sys.executable, "conf/site_build/build_site.py", "html", *langs], cwd=project, env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     marker = project / "mid-write"
@@ -408,7 +405,7 @@ def test_the_lock_goes_with_a_killed_build(project):
 
 def test_the_test_session_holds_the_checkout_lock():
     """`make html` started while `make test` runs waits for it (see conftest.py)."""
-    from build.checkout_lock import ROOT, describe_holder
+    from site_build.checkout_lock import ROOT, describe_holder
 
     assert describe_holder(ROOT).startswith("`make test` (pid ")
     probe = "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)"
@@ -418,14 +415,12 @@ def test_the_test_session_holds_the_checkout_lock():
 
 def test_a_follower_refuses_a_stale_gallery(project):
     """A language told to reuse the gallery never publishes pages older than their example."""
-    example = project / "examples" / "plot_02_dataparallel_in_depth.py"
+    example = project / "examples" / "plot_01_tiny.py"
     example.write_text(example.read_text("utf-8") + '\nprint("changed after the gallery ran")\n')
-    ready = project / "ready"
-    ready.touch()  # as if a lead had finished
     before = digest(project / "_build" / "html" / "zh_TW")
-    result = build(project, "zh_TW", DP_GALLERY_WAIT=str(ready))
+    result = build(project, "zh_TW", SPHINXOPTS="-W --keep-going -D reuse_gallery=1")
     assert result.returncode != 0
     output = result.stdout + result.stderr
-    assert "out of date for: plot_02_dataparallel_in_depth.py" in output
+    assert "out of date for: plot_01_tiny.py" in output
     assert "changed after the gallery ran" not in output  # it did not run the example
     assert_untouched(project, "zh_TW", before)

@@ -1,6 +1,5 @@
 """One table of languages drives everything: a fourth language is one new row (on a copy)."""
 
-import os
 import re
 import subprocess
 import sys
@@ -8,16 +7,11 @@ import sys
 import pytest
 from bs4 import BeautifulSoup
 
-from build.project_copy import copy_project
+from conftest import outside_env
+from site_build.project_copy import copy_project
 from languages import LANGUAGES, browser_tags, select
 
 JAPANESE = '''    Language("ja", "ja", "ja", "日本語", "Jpan", "言語を選択"),\n'''
-
-
-def outside_env(**extra):
-    """The environment of commands typed by hand in the copy, not by this session."""
-    env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
-    return {**env, **extra}
 
 
 def make(project, *args, env=None):
@@ -106,7 +100,7 @@ def test_stat_and_the_status_page_show_the_new_language(four_languages):
 def test_read_the_docs_builds_the_new_language(four_languages, tmp_path):
     env = outside_env(READTHEDOCS="True", READTHEDOCS_LANGUAGE="ja", READTHEDOCS_VERSION="latest",
                       READTHEDOCS_OUTPUT=str(tmp_path / "out"))  # fmt: skip
-    result = subprocess.run([sys.executable, "conf/build/build_site.py", "readthedocs"],
+    result = subprocess.run([sys.executable, "conf/site_build/build_site.py", "readthedocs"],
                             cwd=four_languages, env=env, capture_output=True, text=True)  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     page = BeautifulSoup((tmp_path / "out/html/index.html").read_text("utf-8"), "html.parser")

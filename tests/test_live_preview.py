@@ -11,12 +11,12 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-import polib
 import pytest
-from build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from conftest import mini_copy, outside_env
+from translation.catalogs import is_translated, messages, read, write  # conf/ is on sys.path
 
 ROOT = Path(__file__).resolve().parent.parent
-TUTORIAL = "auto_examples/plot_02_dataparallel_in_depth"
+TUTORIAL = "auto_examples/plot_01_tiny"  # of the mini site (tests/roots/mini-site)
 CATALOG = f"locale/zh_TW/LC_MESSAGES/{TUTORIAL}.po"
 
 
@@ -24,11 +24,6 @@ def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def outside_env():
-    """The environment of a command started by hand, not by this test session."""
-    return {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
 
 
 def fetch(url):
@@ -52,9 +47,9 @@ def wait_for(url, text, timeout=120):
 
 
 @pytest.fixture(scope="module")
-def preview(site, tmp_path_factory):
-    """A project copy with `make livehtml LANGUAGE=zh_TW` running on a free port."""
-    project = copy_project(tmp_path_factory.mktemp("preview") / "project")
+def preview(tmp_path_factory):
+    """The mini site with `make livehtml LANGUAGE=zh_TW` running on a free port."""
+    project = mini_copy(tmp_path_factory.mktemp("preview") / "project")
     port = free_port()
     log = open(project / "preview.log", "w")
     process = subprocess.Popen(
@@ -80,11 +75,11 @@ def preview(site, tmp_path_factory):
 
 def edit_entry(project, msgid_start, change):
     """Change the zh_TW translation of the tutorial entry starting with *msgid_start*."""
-    catalog = polib.pofile(str(project / CATALOG), wrapwidth=79)
-    entry = next(e for e in catalog if e.msgid.startswith(msgid_start) and e.translated())
-    entry.msgstr = change(entry.msgstr)
-    catalog.save()
-    return entry.msgstr
+    catalog = read(project / CATALOG)
+    entry = next(m for m in messages(catalog) if m.id.startswith(msgid_start) and is_translated(m))
+    entry.string = change(entry.string)
+    write(catalog, project / CATALOG)
+    return entry.string
 
 
 def test_a_tutorial_catalog_edit_reaches_the_preview(preview):
@@ -92,11 +87,10 @@ def test_a_tutorial_catalog_edit_reaches_the_preview(preview):
     page = wait_for(base + TUTORIAL + ".html", "</html>")
     assert '<script src="/_live/reload.js">' in page  # the reload script is there
     assert "/_live/status" in fetch(base.replace("zh_TW/", "_live/reload.js"))
-    catalog = polib.pofile(str(project / CATALOG))
     # The first paragraph of prose with a translation: any will do.
-    first = next(e for e in catalog if e.translated() and len(e.msgid) > 60)
+    first = next(m for m in messages(read(project / CATALOG)) if is_translated(m) and " " in m.id)
     marker = "預覽測試標記"
-    edit_entry(project, first.msgid[:40], lambda text: text + marker)
+    edit_entry(project, first.id[:40], lambda text: text + marker)
     wait_for(base + TUTORIAL + ".html", marker)
     status = fetch(base.replace("zh_TW/", "_live/status"))
     assert '"ok": true' in status
@@ -114,10 +108,9 @@ document.addEventListener("securitypolicyviolation",
         page = context.new_page()
         page.goto(base + TUTORIAL + ".html")
         page.evaluate("window.notReloaded = true")
-        catalog = polib.pofile(str(project / CATALOG))
-        first = next(e for e in catalog if e.translated() and len(e.msgid) > 60)
+        first = next(m for m in messages(read(project / CATALOG)) if is_translated(m) and " " in m.id)
         marker = "重新載入測試標記"
-        edit_entry(project, first.msgid[:40], lambda text: text + marker)
+        edit_entry(project, first.id[:40], lambda text: text + marker)
         page.wait_for_function(f"document.body.innerText.includes({marker!r})", timeout=120_000)
         assert page.evaluate("window.notReloaded") is None  # a reload, by the page itself
         assert page.evaluate("window.violations") == []
@@ -158,9 +151,9 @@ def test_an_example_edit_reexecutes_it_in_the_preview(preview):
     project, base = preview
     example = project / "examples" / f"{TUTORIAL.split('/')[1]}.py"
     source = example.read_text("utf-8")
-    assert "\nimport torch\n" in source
+    assert '\nprint("one line")\n' in source
     example.write_text(source.replace(
-        "\nimport torch\n", '\nimport torch\n\nprint("executed by the preview")\n', 1
+        '\nprint("one line")\n', '\nprint("one line")\nprint("executed by the preview")\n', 1
     ))  # fmt: skip
     page = wait_for(base + TUTORIAL + ".html", "executed by the preview", timeout=240)
     assert re.search(r"sphx-glr-script-out.*executed by the preview", page, re.DOTALL)

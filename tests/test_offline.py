@@ -12,14 +12,14 @@ import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
-import polib
 import pytest
 from bs4 import BeautifulSoup
-from build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from site_build.project_copy import copy_project  # conf/ is on sys.path (conftest)
 from conftest import build_offline
 from fontTools.ttLib import TTCollection
 from languages import LANGUAGES
 from pypdf import PdfReader
+from translation.catalogs import read  # conf/ is on sys.path
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "_build" / "screenshots"
@@ -91,8 +91,8 @@ def translated(lang, msgid):
     """*msgid* from the site's interface catalog (sphinx.po) in *lang*."""
     if lang == "en":
         return msgid
-    entry = polib.pofile(str(ROOT / "locale" / lang / "LC_MESSAGES" / "sphinx.po")).find(msgid)
-    return entry.msgstr
+    entry = read(ROOT / "locale" / lang / "LC_MESSAGES" / "sphinx.po").get(msgid)
+    return entry.string
 
 
 # -- PDF ------------------------------------------------------------------------

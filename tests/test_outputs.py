@@ -1,4 +1,4 @@
-"""Recorded example output is data (conf/sphinxext/recordings.py, conf/build/outputs.py).
+"""Recorded example output is data (conf/site_extensions/recordings.py, conf/site_build/outputs.py).
 
 A project copy that trusts the tests' key (tests/fixtures/recordings) records
 every example with ``make outputs``. From that recording the tests make the
@@ -24,9 +24,9 @@ from bs4 import BeautifulSoup
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from build.outputs import NotPublished, OutputsError, fetch, published, shard_of
-from build.project_copy import copy_project
-from sphinxext.recordings import MAX_FILE, choose, sign, trusted_keys, verified
+from site_build.outputs import NotPublished, OutputsError, fetch, published, shard_of
+from site_build.project_copy import copy_project
+from site_extensions.recordings import MAX_FILE, choose, sign, trusted_keys, verified
 
 FIXTURES = Path(__file__).parent / "fixtures" / "recordings"
 KEY = FIXTURES / "test-only-key.pem"
@@ -313,7 +313,7 @@ def test_read_the_docs_uses_the_published_recording_of_its_commit(recorder, tmp_
            "DP_OUTPUTS_URL": f"{base}outputs-{{commit}}.json {base}outputs-latest.json",
            "SOURCE_DATE_EPOCH": EPOCH}  # fmt: skip
     base_env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
-    result = subprocess.run([sys.executable, "conf/build/build_site.py", "readthedocs"],
+    result = subprocess.run([sys.executable, "conf/site_build/build_site.py", "readthedocs"],
                             cwd=project, env={**base_env, **env}, capture_output=True, text=True)  # fmt: skip
     log = ok(result)
     assert log.count(f"recorded output used ({url}; commit") == 3
@@ -324,11 +324,11 @@ def test_read_the_docs_uses_the_published_recording_of_its_commit(recorder, tmp_
 
 def test_a_signing_key_is_made_once_and_never_overwritten(tmp_path):
     private = tmp_path / "key.pem"
-    made = subprocess.run([sys.executable, "conf/build/outputs.py", "keygen", str(private)],
+    made = subprocess.run([sys.executable, "conf/site_build/outputs.py", "keygen", str(private)],
                           capture_output=True, text=True, cwd=Path(__file__).parents[1])  # fmt: skip
     assert made.returncode == 0 and oct(private.stat().st_mode & 0o777) == "0o600"
     public = made.stdout.split()[0]
     assert len(base64.b64decode(public)) == 32
-    again = subprocess.run([sys.executable, "conf/build/outputs.py", "keygen", str(private)],
+    again = subprocess.run([sys.executable, "conf/site_build/outputs.py", "keygen", str(private)],
                            capture_output=True, text=True, cwd=Path(__file__).parents[1])  # fmt: skip
     assert again.returncode == 2 and "exists; not overwritten" in again.stderr

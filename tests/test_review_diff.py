@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 import yaml
 from bs4 import BeautifulSoup
-from build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from site_build.project_copy import copy_project  # conf/ is on sys.path (conftest)
 from conftest import readthedocs_commands
-from translation.canonical_po import read, render
+from babel.messages.pofile import write_po
+from translation.catalogs import messages, read
 
 ROOT = Path(__file__).resolve().parent.parent
 REVIEW = [sys.executable, str(ROOT / "conf" / "translation" / "review_diff.py")]
@@ -47,6 +48,19 @@ def edit(path, old, new, count=1):
     text = path.read_text("utf-8")
     assert old in text, f"{old!r} not in {path}"
     path.write_text(text.replace(old, new, count), "utf-8")
+
+
+def write_wrapped(catalog, path, width, reverse=False):
+    """Write *catalog* as a PO editor wrapping at *width* would (its entries reversed)."""
+    if reverse:
+        for message in reversed(messages(catalog)):
+            del catalog[message.id]
+            catalog[message.id] = message
+    comment = path.read_text("utf-8").split('msgid ""', 1)[0]
+    with open(path, "wb") as file:
+        write_po(file, catalog, width=width)
+    wrapped = path.read_text("utf-8")  # its strings, not the header comment
+    path.write_text(comment + 'msgid ""' + wrapped.split('msgid ""', 1)[1], "utf-8")
 
 
 # -- One catalog, no site -------------------------------------------------------
@@ -75,11 +89,10 @@ def review(repo, out, *args, ok=True):
 
 def test_rewrapping_moved_locations_and_reordering_show_nothing(small_repo, tmp_path):
     po = small_repo / "locale" / "zh_CN" / "LC_MESSAGES" / "index.po"
-    entries = read(po.read_text("utf-8"))
-    entries[1:] = reversed(entries[1:])
-    for entry in entries:
-        entry.references = [f"{name}:{n}" for n, name in enumerate(entry.references, 7)]
-    po.write_text(render(entries, page_width=40, header=False), "utf-8")
+    catalog = read(po)
+    for message in messages(catalog):
+        message.locations = [(name, n) for n, (name, _) in enumerate(message.locations, 7)]
+    write_wrapped(catalog, po, width=40, reverse=True)
     assert len(git(small_repo, "diff").stdout.splitlines()) > 100  # a big raw diff
     result = review(small_repo, tmp_path / "out", "--base", "HEAD")
     summary = (tmp_path / "out" / "summary.md").read_text("utf-8")
@@ -104,7 +117,8 @@ def cells(line):
 def test_the_summary_quotes_file_names_and_translations_as_text():
     """summary.md goes into the pull request's job summary: nothing it quotes is markup."""
     from translation.checks.common import Problem
-    from translation.review_diff import PageReview, render_summary
+    from translation.catalog_diff import PageReview
+    from translation.review_diff import render_summary
 
     name = "x](https://evil.example/)<img src=x onerror=alert(1)>![i](//evil.example/i.png)"
     finding = Problem(f"locale/zh_TW/LC_MESSAGES/{name}.po", 3, "safety",
@@ -155,10 +169,10 @@ def test_the_git_diff_driver_hides_locations_and_wrapping(small_repo):
     command = re.search(r"^git config diff\.po\.textconv .*$", guide, re.MULTILINE).group()
     run(["sh", "-c", command], small_repo)
     po = small_repo / "locale" / "zh_CN" / "LC_MESSAGES" / "index.po"
-    entries = read(po.read_text("utf-8"))
-    for entry in entries:
-        entry.references = [f"{name}:3" for name in entry.references]
-    po.write_text(render(entries, page_width=45, header=False), "utf-8")
+    catalog = read(po)
+    for message in messages(catalog):
+        message.locations = [(name, 3) for name, _ in message.locations]
+    write_wrapped(catalog, po, width=45)
     assert git(small_repo, "diff", "--no-textconv").stdout.count("\n+") > 50
     assert git(small_repo, "diff").stdout == ""  # only wrapping and locations changed
     edit(po, 'msgstr "教程"', 'msgstr "教学"')
@@ -258,7 +272,7 @@ def pull_request(site, tmp_path_factory):
     git(repo, "commit", "--quiet", "-am", "zh_CN: translate and resolve; zh_TW: fix a title")
 
     rewrapped = catalog(repo, "zh_TW", "auto_examples/plot_01_dataparallel")
-    rewrapped.write_text(render(read(rewrapped.read_text("utf-8")), page_width=60), "utf-8")
+    write_wrapped(read(rewrapped), rewrapped, width=60)
     git(repo, "commit", "--quiet", "-am", "zh_TW: the tutorial re-wrapped by an editor")
     return repo
 
@@ -411,7 +425,7 @@ def test_a_preview_without_the_base_fails_clearly(pull_request, tmp_path):
     env = {**CLEAN_ENV, "READTHEDOCS": "True", "READTHEDOCS_LANGUAGE": "en",
            "READTHEDOCS_VERSION": "13", "READTHEDOCS_VERSION_TYPE": "external",
            "READTHEDOCS_OUTPUT": str(tmp_path / "out")}  # fmt: skip
-    result = run([sys.executable, "conf/build/build_site.py", "readthedocs"], lonely, env=env,
+    result = run([sys.executable, "conf/site_build/build_site.py", "readthedocs"], lonely, env=env,
                  ok=False)  # fmt: skip
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "cannot find the commit this pull request is based on" in result.stderr

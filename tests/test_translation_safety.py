@@ -1,4 +1,4 @@
-"""A translation adds words, never script (conf/sphinxext/translation_safety.py).
+"""A translation adds words, never script (conf/site_extensions/translation_safety.py).
 
 Every kind of injection is tried in a catalog of a tiny project with a reST
 page and a MyST page (tests/roots/translation-safety), built without ``-W``:
@@ -17,11 +17,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import polib
 import pytest
 from bs4 import BeautifulSoup
-from build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from site_build.project_copy import copy_project  # conf/ is on sys.path (conftest)
 from conftest import SCRIPTED
+from babel.messages.pofile import write_po
+from translation.catalogs import messages, read  # conf/ is on sys.path (conftest)
 
 TESTS = Path(__file__).resolve().parent
 FIXTURE = TESTS / "roots" / "translation-safety"
@@ -84,11 +85,18 @@ def fixture_copy(tmp_path, translations=None):
     shutil.copytree(FIXTURE, src)
     (src / "secret.txt").write_text(SECRET + "\n", "utf-8")
     for catalog, entries in (translations or {}).items():
-        po = polib.pofile(str(src / "locale" / "zh_TW" / "LC_MESSAGES" / catalog), wrapwidth=0)
+        path = src / "locale" / "zh_TW" / "LC_MESSAGES" / catalog
+        po = read(path)
         for msgid, msgstr in entries.items():
-            po.find(msgid).msgstr = msgstr
-        po.save()
+            po.get(msgid).string = msgstr
+        write_unwrapped(po, path)
     return src.resolve()
+
+
+def write_unwrapped(catalog, path):
+    """Write *catalog* with every string on one line, as some PO editors save it."""
+    with open(path, "wb") as file:
+        write_po(file, catalog, width=0)
 
 
 def msgstr_line(po, msgid):
@@ -313,15 +321,15 @@ def tree_digest(folder):
 
 def first_msgid(po, start):
     """The first msgid of the catalog *po* that starts with *start*."""
-    return next(entry.msgid for entry in polib.pofile(str(po)) if entry.msgid.startswith(start))
+    return next(m.id for m in messages(read(po)) if m.id.startswith(start))
 
 
 def inject(po, msgid, append=None, replace=None):
     """Append to (or replace) *msgid*'s translation in the catalog *po*."""
-    catalog = polib.pofile(str(po), wrapwidth=0)
-    entry = catalog.find(msgid)
-    entry.msgstr = replace if replace is not None else entry.msgstr + append
-    catalog.save()
+    catalog = read(po)
+    entry = catalog.get(msgid)
+    entry.string = replace if replace is not None else entry.string + append
+    write_unwrapped(catalog, po)
 
 
 @pytest.mark.browser

@@ -5,24 +5,22 @@ a zh_TW volunteer fixes zh_TW only, checks zh_TW only and previews zh_TW. A
 dropped backquote does not reach the site.
 """
 
-import os
 import re
 import subprocess
 
-import polib
 import pytest
 from bs4 import BeautifulSoup
 
-from build.project_copy import copy_project
-from translation.update_catalogs import save
+from conftest import outside_env
+from site_build.project_copy import copy_project
+from translation.catalogs import is_translated, messages, read, write
 
 ADDED = " This sentence was added by the translator test."
 TRANSLATION = "這句是翻譯測試加上的。"
 
 
 def make(project, *args):
-    env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
-    return subprocess.run(["make", "--no-print-directory", *args], cwd=project, env=env,
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=project, env=outside_env(),
                           capture_output=True, text=True)  # fmt: skip
 
 
@@ -56,19 +54,19 @@ def test_a_zh_tw_volunteer_is_not_blocked_by_zh_cn(project):
     result = make(project, "update-po")
     assert result.returncode == 0, result.stderr[-3000:]
     for lang in ("zh_CN", "zh_TW"):
-        entry = polib.pofile(str(project / f"locale/{lang}/LC_MESSAGES/index.po")).find(english)
+        entry = read(project / f"locale/{lang}/LC_MESSAGES/index.po").get(english)
         assert entry is not None and entry.fuzzy, lang
     review = make(project, "review", "LANGUAGES=zh_TW")
     assert "{+This sentence was added by the translator test.+}" in review.stdout
 
     # The zh_TW volunteer translates the change in zh_TW only.
     path = project / "locale/zh_TW/LC_MESSAGES/index.po"
-    catalog = polib.pofile(str(path))
-    entry = catalog.find(english)
-    entry.msgstr += TRANSLATION
-    entry.flags.remove("fuzzy")
-    entry.previous_msgid = None
-    save(catalog, path)
+    catalog = read(path)
+    entry = catalog.get(english)
+    entry.string += TRANSLATION
+    entry.flags.discard("fuzzy")
+    entry.previous_id = []
+    write(catalog, path)
 
     assert make(project, "check", "LANGUAGES=zh_TW").returncode == 0
     zh_cn = make(project, "check", "LANGUAGE=zh_CN")  # the old spelling works too
@@ -87,21 +85,22 @@ def test_a_zh_tw_volunteer_is_not_blocked_by_zh_cn(project):
 
 def test_a_dropped_backquote_is_not_published(project):
     catalog_path = project / "locale/zh_TW/LC_MESSAGES/auto_examples/plot_01_dataparallel.po"
-    catalog = polib.pofile(str(catalog_path))
-    entry = next(e for e in catalog.translated_entries() if "``" in e.msgstr and len(e.msgstr) > 40)
+    catalog = read(catalog_path)
+    entry = next(m for m in messages(catalog)
+                 if is_translated(m) and "``" in m.string and len(m.string) > 40)  # fmt: skip
     good = catalog_path.read_text("utf-8")
     before = (project / "_build/html/zh_TW").exists() and sorted(
         (project / "_build/html/zh_TW").rglob("*.html"))  # fmt: skip
     published = {p: p.read_bytes() for p in before or []}
-    entry.msgstr = entry.msgstr.replace("``", "`", 1)  # the volunteer's slip
-    catalog.save()
+    entry.string = entry.string.replace("``", "`", 1)  # the volunteer's slip
+    write(catalog, catalog_path)
     try:
         result = make(project, "html", "LANGUAGES=zh_TW")
         assert result.returncode != 0
         # One slip, one message, naming the file and the line of the translation that
         # holds it (the msgstr keyword's or a continuation line's), and the cause.
         lines = catalog_path.read_text("utf-8").splitlines()
-        start = next(n for n in range(entry.linenum, len(lines) + 1)
+        start = next(n for n in range(entry.lineno, len(lines) + 1)
                      if lines[n - 1].startswith("msgstr"))  # fmt: skip
         end = next((n for n in range(start, len(lines) + 1) if not lines[n - 1].strip()),
                    len(lines) + 1)  # fmt: skip

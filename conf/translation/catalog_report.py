@@ -14,18 +14,17 @@ Exit codes: 0 reported, 2 bad usage.
 """
 
 import argparse
-import difflib
 import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import polib
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from languages import select  # noqa: E402
+from site_layout import LOCALE  # noqa: E402
+from translation.catalog_diff import changed_parts  # noqa: E402
+from translation.catalogs import is_translated, language_catalogs, messages, msgstr_line, read  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -54,31 +53,22 @@ class Counts:
 
 def count_entries(po_path):
     """Return the Counts of the catalog at *po_path* (obsolete entries left out)."""
-    catalog = polib.pofile(str(po_path))
-    return Counts(
-        len(catalog.translated_entries()),
-        len(catalog.fuzzy_entries()),
-        len(catalog.untranslated_entries()),
-    )
-
-
-def catalogs(locale_dir, lang):
-    """Return {catalog name without .po: path} for *lang*, sorted by name."""
-    base = locale_dir / lang / "LC_MESSAGES"
-    paths = sorted(base.rglob("*.po"))
-    return {path.relative_to(base).with_suffix("").as_posix(): path for path in paths}
+    found = messages(read(po_path))
+    fuzzy = sum(1 for m in found if m.fuzzy)
+    translated = sum(1 for m in found if is_translated(m))
+    return Counts(translated, fuzzy, len(found) - translated - fuzzy)
 
 
 def stat(locale_dir, langs):
     """Print translated / fuzzy / untranslated counts per catalog and per language."""
-    names = [name for lang in langs for name in catalogs(locale_dir, lang)]
+    names = [name for lang in langs for name in language_catalogs(locale_dir, lang)]
     width = max([len("catalog"), *map(len, names)])  # long page names stay aligned
     row = "  {:<%d} {:>10} {:>6} {:>12} {:>5}" % width
     for lang in langs:
         print(f"{lang}")
         print(row.format("catalog", "translated", "fuzzy", "untranslated", "done"))
         total = Counts()
-        for name, path in catalogs(locale_dir, lang).items():
+        for name, path in language_catalogs(locale_dir, lang).items():
             counts = count_entries(path)
             total.add(counts)
             print(row.format(name, counts.translated, counts.fuzzy, counts.untranslated,
@@ -93,60 +83,42 @@ def word_diff(old, new, color=False, context=6):
 
     Unchanged runs longer than 2 * *context* words are shortened to "…".
     """
-    before, after = old.split(), new.split()
-    marks = ("\033[31m[-", "-]\033[0m", "\033[32m{+", "+}\033[0m") if color else (
-        "[-", "-]", "{+", "+}")  # fmt: skip
-    parts = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after).get_opcodes():
-        if op == "equal":
-            same = after[j1:j2]
-            if len(same) > 2 * context:
-                head = same[:context] if parts else []
-                tail = same[-context:] if j2 < len(after) else []
-                same = [*head, "…", *tail]
-            parts += same
-            continue
-        if i2 > i1:
-            parts.append(marks[0] + " ".join(before[i1:i2]) + marks[1])
-        if j2 > j1:
-            parts.append(marks[2] + " ".join(after[j1:j2]) + marks[3])
-    return " ".join(parts)
-
-
-def msgstr_lines(path):
-    """Map each entry's first line (polib's linenum) to the line of its msgstr."""
-    found, start = {}, None
-    for number, line in enumerate(Path(path).read_text("utf-8").splitlines(), 1):
-        if start is None and line.strip() and not line.startswith("msgstr"):
-            start = number
-        if line.startswith("msgstr"):
-            found[start] = number
-            start = None
-        elif not line.strip():
-            start = None
-    return found
+    marks = {"removed": ("\033[31m[-", "-]\033[0m"), "added": ("\033[32m{+", "+}\033[0m")} if (
+        color) else {"removed": ("[-", "-]"), "added": ("{+", "+}")}  # fmt: skip
+    changes = changed_parts(old.split(), new.split())
+    words = []
+    for index, (kind, tokens) in enumerate(changes):
+        if kind != "same":
+            words.append(marks[kind][0] + " ".join(tokens) + marks[kind][1])
+        elif len(tokens) > 2 * context:
+            head = tokens[:context] if index else []
+            tail = tokens[-context:] if index < len(changes) - 1 else []
+            words += [*head, "…", *tail]
+        else:
+            words += tokens
+    return " ".join(words)
 
 
 def review(locale_dir, lang, color=False):
     """Print each fuzzy and untranslated entry of *lang* with what a translator needs."""
     todo = Counts()
-    for path in catalogs(locale_dir, lang).values():
+    for path in language_catalogs(locale_dir, lang).values():
         shown = os.path.relpath(path)
-        lines = msgstr_lines(path)
-        for entry in polib.pofile(str(path)):
-            if entry.obsolete or (entry.msgstr and "fuzzy" not in entry.flags):
+        lines = path.read_text("utf-8").split("\n")
+        for message in messages(read(path)):
+            if is_translated(message):
                 continue
-            english = " ".join(entry.msgid.split())
-            where = f"{shown}:{lines.get(entry.linenum, entry.linenum)}"
-            if "fuzzy" in entry.flags:
+            english = " ".join(message.id.split())
+            where = f"{shown}:{msgstr_line(lines, message)}"
+            if message.fuzzy:
                 todo.fuzzy += 1
                 print(f"{where}: fuzzy (the English changed)")
-                if entry.previous_msgid:
-                    print(f"  change:      {word_diff(entry.previous_msgid, english, color)}")
+                if message.previous_id:
+                    print(f"  change:      {word_diff(message.previous_id[0], english, color)}")
                 else:
                     print("  change:      (the old English was not recorded)")
                 print(f"  new English: {english}")
-                print(f"  translation: {' '.join(entry.msgstr.split())}")
+                print(f"  translation: {' '.join(message.string.split())}")
             else:
                 todo.untranslated += 1
                 print(f"{where}: untranslated")
@@ -175,7 +147,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("report", choices=["stat", "review"])
     parser.add_argument("languages", nargs="*", metavar="LANG")
-    parser.add_argument("--locale-dir", type=Path, default=ROOT / "locale")
+    parser.add_argument("--locale-dir", type=Path, default=LOCALE)
     args = parser.parse_args(argv)
     langs = catalog_languages(parser, args.languages, args.locale_dir)
     if args.report == "review":

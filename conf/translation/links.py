@@ -2,7 +2,7 @@
 
 A translation may keep the English's links and point them at other pages of
 the same sites; it may not lead anywhere else. The build
-(conf/sphinxext/translation_safety.py) and ``make check``
+(conf/site_extensions/translation_safety.py) and ``make check``
 (translation/checks/safety.py) both judge every link with :func:`judge`:
 
 * a scheme other than http(s) (``javascript:``, ``data:``, ``mailto:``...)

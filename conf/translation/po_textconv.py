@@ -6,29 +6,32 @@ Usage (once per clone, optional; .gitattributes already names the driver):
 Then ``git diff``, ``git log -p`` and ``git show`` print each catalog with its
 location comments (``#:``) left out and every string on one line, so a
 re-wrapped paragraph or a moved location shows no change and an edited one
-shows as one line; ``git diff --word-diff`` then marks the words. Standard
-library only, so it runs with any Python 3. A file it cannot read is printed
-as it is: a diff never fails because of it.
+shows as one line; ``git diff --word-diff`` then marks the words. A line
+filter, not a reader: it joins each quoted continuation line to the string
+before it. Standard library only, so it runs with any Python 3; a file that
+is not UTF-8 is printed as it is.
 """
 
+import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: the translation package
-from translation.canonical_po import CatalogError, read, render  # noqa: E402
-
-UNWRAPPED = 1 << 30  # a width no string reaches: lines break only after "\n"
+# A quoted string that goes on: '"', '#| "', '#~ "' at the start of a line.
+_CONTINUATION = re.compile(r'^(#~ |#\| |#~\| )?"')
 
 
 def readable(text):
-    """Return *text* (a catalog) without locations and with unwrapped strings."""
-    try:
-        entries = read(text.lstrip("\ufeff"))
-    except CatalogError:
-        return text
-    for entry in entries:
-        entry.references = []
-    return render(entries, page_width=UNWRAPPED, header=False)
+    """Return *text* (a catalog) without locations and with each string on one line."""
+    out = []
+    for line in text.splitlines():
+        if line.startswith("#:"):
+            continue
+        match = _CONTINUATION.match(line)
+        if match and out and out[-1].endswith('"') and out[-1].startswith(match[1] or ""):
+            out[-1] = out[-1][:-1] + line[match.end():]  # "a" + "b" is "ab"
+            continue
+        out.append(line)
+    return "".join(f"{line}\n" for line in out)
 
 
 def main(argv=None):
@@ -39,11 +42,9 @@ def main(argv=None):
         return 2
     data = Path(argv[0]).read_bytes()
     try:
-        text = readable(data.decode("utf-8"))
+        sys.stdout.write(readable(data.decode("utf-8")))
     except UnicodeDecodeError:
         sys.stdout.buffer.write(data)
-        return 0
-    sys.stdout.write(text)
     return 0
 
 

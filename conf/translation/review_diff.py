@@ -9,8 +9,8 @@ the merge base of HEAD with ``main``, else ``origin/main``) with the working
 tree, entry by entry: the English (msgid) and the translation, never the
 lines, so re-wrapping, moved ``#:`` locations and reordering show nothing.
 An entry whose English changed is paired with its old self through the old
-English msgmerge records (``#| msgid``), or, once that is gone, by
-similarity, as msgmerge pairs them. It writes
+English a merge records (``#| msgid``), or, once that is gone, by similarity
+(translation/catalog_diff.py, which ``make check BASE=`` uses too). It writes
 
 - OUT/index.html (default _build/review/): one section per language and page
   in the site's reading order; per changed entry the old and new English (a
@@ -29,310 +29,35 @@ usage (an unknown revision, no ``main`` and no REV, not a git repository).
 """
 
 import argparse
-import difflib
 import html
 import os
 import pickle
 import re
 import string
-import subprocess
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
-from languages import by_sphinx_code, select  # noqa: E402
-from sphinxext.content_security_policy import meta, policy  # noqa: E402
-from translation.canonical_po import CatalogError, read  # noqa: E402
+from languages import SOURCE, by_sphinx_code, select  # noqa: E402
+from site_extensions.content_security_policy import meta, policy  # noqa: E402
+from site_layout import BUILD, LOCALE, ROOT  # noqa: E402
+from translation.catalog_diff import (  # noqa: E402
+    ReviewError, attach_findings, changed_parts, keep_changed, resolve_base, review_language,
+    state, translation, unchanged_catalogs,
+)  # fmt: skip
+from translation.catalogs import CatalogError  # noqa: E402
+from translation.run_checks import CHECKS, run_checks  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 # The states of a change, in the order the summary counts them.
 STATES = ("new", "translated", "became fuzzy", "fuzzy resolved", "changed", "untranslated",
           "removed", "obsolete", "restored")  # fmt: skip
 SUMMARY_FINDINGS = 20  # findings listed in summary.md; the page lists them all
-PAIRING = 0.6  # how alike two msgids must be to count as one sentence edited
-
-
-class ReviewError(Exception):
-    """Bad usage: an unknown revision, no base to compare with, no git repository."""
-
-
-def git(*args, cwd=ROOT):
-    """Run git; return its output, or raise ReviewError with git's own message."""
-    result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise ReviewError(result.stderr.strip() or f"git {' '.join(args)} failed")
-    return result.stdout
-
-
-def resolve_base(revision=None, cwd=ROOT):
-    """Return (commit, how it was chosen) for *revision*, by default the merge base with main."""
-    try:
-        git("rev-parse", "--git-dir", cwd=cwd)
-    except ReviewError:
-        raise ReviewError(f"{cwd} is not in a git repository: nothing to compare with") from None
-    if revision:
-        try:
-            commit = git("rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}", cwd=cwd)
-        except ReviewError:
-            raise ReviewError(f"BASE={revision} is not a revision of this repository (git"
-                              " rev-parse cannot find it; fetch it first?)") from None  # fmt: skip
-        return commit.strip(), revision
-    for branch in ("main", "origin/main"):
-        try:
-            git("rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}", cwd=cwd)
-        except ReviewError:
-            continue
-        try:
-            return git("merge-base", branch, "HEAD", cwd=cwd).strip(), f"merge base with {branch}"
-        except ReviewError:
-            raise ReviewError(f"HEAD and {branch} have no common history here (a shallow"
-                              " clone? run git fetch --unshallow); give BASE=<revision>"
-                              ) from None  # fmt: skip
-    raise ReviewError("this repository has no branch main (nor origin/main) to compare with;"
-                      " give the revision: make review-diff BASE=<revision>")  # fmt: skip
-
-
-# -- Comparing catalogs ------------------------------------------------------
-
-
-def translation(entry):
-    """The translation of a catalog entry (its plural forms joined), "" if none."""
-    return "\n".join(v for k, v in entry.strings if k.startswith("msgstr"))
-
-
-def state(entry):
-    """Return "obsolete", "untranslated", "fuzzy" or "translated"."""
-    if entry.obsolete:
-        return "obsolete"
-    if not translation(entry):
-        return "untranslated"
-    return "fuzzy" if "fuzzy" in entry.flags else "translated"
-
-
-def key(entry):
-    """An entry's identity in its catalog: context and English."""
-    return entry.get("msgctxt"), entry.get("msgid")
-
-
-def previous_key(entry):
-    """The identity its English had before it became fuzzy, or None."""
-    old = dict(entry.previous)
-    return (old.get("msgctxt"), old["msgid"]) if "msgid" in old else None
-
-
-@dataclass
-class Change:
-    """One entry that changed between the base and the working tree."""
-
-    state: str
-    old: object  # canonical_po.Entry at the base, or None
-    new: object  # canonical_po.Entry in the working tree, or None
-    findings: list = field(default_factory=list)
-    anchor: str = None  # href of its section in the built pages
-    section: str = None  # that section's title
-
-    @property
-    def old_english(self):
-        if self.old is not None:
-            return self.old.get("msgid")
-        return dict(self.new.previous).get("msgid") if self.new is not None else None
-
-    @property
-    def new_english(self):
-        return self.new.get("msgid") if self.new is not None else None
-
-
-def classify(old, new):
-    """Return the state of the change from *old* to *new* (either may be None), or None."""
-    if old is None:
-        return "obsolete" if new.obsolete else "new"
-    if new is None:
-        return "removed"
-    before, after = state(old), state(new)
-    if before != "obsolete" and after == "obsolete":
-        return "obsolete"
-    if before == "obsolete" and after != "obsolete":
-        return "restored"
-    moves = {("translated", "fuzzy"): "became fuzzy", ("untranslated", "fuzzy"): "became fuzzy",
-             ("fuzzy", "translated"): "fuzzy resolved", ("untranslated", "translated"): "translated",
-             ("translated", "untranslated"): "untranslated", ("fuzzy", "untranslated"): "untranslated"}
-    if (before, after) in moves:
-        return moves[(before, after)]
-    if key(old) != key(new) or translation(old) != translation(new):
-        return "changed"
-    return None
-
-
-def compare(old_entries, new_entries):
-    """Return the Changes from one catalog's entries to another's, in the new one's order."""
-    old_entries = [e for e in old_entries if not e.is_header]
-    new_entries = [e for e in new_entries if not e.is_header]
-    old_by_key = {key(e): e for e in old_entries}
-    paired, matches = set(), []
-    for new in new_entries:
-        old = old_by_key.get(key(new))
-        if old is None and previous_key(new) in old_by_key:
-            old = old_by_key[previous_key(new)]
-        if old is not None and id(old) in paired:
-            old = None
-        if old is not None:
-            paired.add(id(old))
-        matches.append([old, new])
-    # A sentence edited and re-translated in the same change no longer carries
-    # its old English: pair what is left by similarity, as msgmerge would.
-    leftover = [e for e in old_entries if id(e) not in paired and not e.obsolete]
-    for match in matches:
-        if match[0] is None and leftover and not match[1].obsolete:
-            ratio, best = max(
-                (difflib.SequenceMatcher(None, o.get("msgid"), match[1].get("msgid")).ratio(), i)
-                for i, o in enumerate(leftover)
-            )  # fmt: skip
-            if ratio >= PAIRING:
-                match[0] = leftover.pop(best)
-                paired.add(id(match[0]))
-    changes = [Change(s, old, new) for old, new in matches if (s := classify(old, new))]
-    changes += [Change("removed", old, None) for old in old_entries if id(old) not in paired]
-    return changes
-
-
-@dataclass
-class PageReview:
-    """The changes of one catalog (a page, or the interface strings) of one language."""
-
-    lang: str
-    domain: str  # catalog path under LC_MESSAGES, without .po
-    path: Path  # the working tree's catalog (it may no longer exist)
-    changes: list
-    findings: list = field(default_factory=list)  # findings on no particular entry
-    spans: list = field(default_factory=list)  # (first line, entry) in the working tree
-
-
-def catalog_paths(lang, locale_dir):
-    """Map each catalog domain of *lang* in the working tree to its path."""
-    base = locale_dir / lang / "LC_MESSAGES"
-    return {p.relative_to(base).with_suffix("").as_posix(): p for p in sorted(base.rglob("*.po"))}
-
-
-def catalogs_at(commit, lang, locale_dir):
-    """Map each catalog domain of *lang* at *commit* to its text."""
-    top = Path(git("rev-parse", "--show-toplevel", cwd=locale_dir).strip())
-    folder = (locale_dir / lang / "LC_MESSAGES").resolve().relative_to(top.resolve()).as_posix()
-    names = git("ls-tree", "-r", "--name-only", commit, "--", folder + "/", cwd=top).split("\n")
-    found = {}
-    for name in filter(None, names):
-        if name.endswith(".po"):
-            domain = name[len(folder) + 1: -len(".po")]
-            found[domain] = git("show", f"{commit}:{name}", cwd=top)
-    return found
-
-
-def review_language(commit, lang, locale_dir):
-    """Return the PageReviews of *lang*: every catalog that differs in content from *commit*."""
-    old_texts = catalogs_at(commit, lang, locale_dir)
-    new_paths = catalog_paths(lang, locale_dir)
-    pages = []
-    for domain in sorted(old_texts.keys() | new_paths.keys()):
-        path = new_paths.get(domain, locale_dir / lang / "LC_MESSAGES" / f"{domain}.po")
-        try:
-            old = read(old_texts[domain]) if domain in old_texts else []
-        except CatalogError:
-            old = []  # unreadable at the base: everything in it counts as new
-        try:
-            new = read(path.read_text("utf-8")) if domain in new_paths else []
-        except (CatalogError, UnicodeDecodeError):
-            # make check's syntax finding on it is shown for the catalog as a whole.
-            pages.append(PageReview(lang, domain, path, []))
-            continue
-        changes = compare(old, new)
-        spans = sorted((e.line, e) for e in new)
-        pages.append(PageReview(lang, domain, path, changes, spans=spans))
-    return pages
-
-
-# -- Findings of make check --------------------------------------------------
 
 
 def check_findings(langs, locale_dir, pot_dir=None):
-    """Run make check's checks on *langs*; return their Problems (one place to adapt)."""
-    from translation.run_checks import CHECKS, run_checks
-
+    """Run make check's checks on *langs*; return their Problems."""
     return run_checks(langs, set(CHECKS), locale_dir, pot_dir)
 
-
-def entry_at(spans, line):
-    """The entry of a catalog whose lines include *line*, from (first line, entry) pairs."""
-    found = None
-    for first, entry in spans:
-        if first > line:
-            break
-        found = entry
-    return found
-
-
-# Checks that judge a catalog as a whole, even when they name a line of it.
-CATALOG_CHECKS = {"canonical", "syntax"}
-
-
-def attach_findings(pages, problems):
-    """Give each change the problems found on its entry, each page those on no entry.
-
-    Return the problems that belong to no catalog under review (English sources).
-    """
-    by_path = {page.path.resolve(): page for page in pages}
-    outside = []
-    for problem in problems:
-        page = by_path.get(Path(problem.path).resolve())
-        if page is None:
-            outside.append(problem)
-            continue
-        entry = entry_at(page.spans, problem.line)
-        change = next((c for c in page.changes if entry is not None and c.new is entry), None)
-        if change is not None and problem.check not in CATALOG_CHECKS:
-            change.findings.append(problem)
-        else:
-            page.findings.append(problem)
-    return outside
-
-
-def keep_changed(problems, pages, unchanged):
-    """Keep the problems on changed entries, on whole catalogs that changed, and outside them.
-
-    A problem on an unchanged entry, or anywhere in a catalog whose bytes are
-    those of the base (the paths in *unchanged*), was there before the change.
-    """
-    by_path = {page.path.resolve(): page for page in pages}
-    kept = []
-    for problem in problems:
-        path = Path(problem.path).resolve()
-        if path in unchanged:
-            continue
-        page = by_path.get(path)
-        entry = entry_at(page.spans, problem.line) if page else None
-        if (entry is None or entry.is_header or problem.check in CATALOG_CHECKS
-                or any(c.new is entry for c in page.changes)):  # fmt: skip
-            kept.append(problem)
-    return kept
-
-
-def changed_only(problems, commit, langs, locale_dir):
-    """What ``make check BASE=`` reports: *problems* that this change brought (keep_changed)."""
-    pages = [page for lang in langs for page in review_language(commit, lang, locale_dir)]
-    return keep_changed(problems, pages, unchanged_catalogs(commit, langs, locale_dir))
-
-
-def unchanged_catalogs(commit, langs, locale_dir):
-    """The working tree's catalogs of *langs* whose bytes are the same at *commit*."""
-    same = set()
-    for lang in langs:
-        old = catalogs_at(commit, lang, locale_dir)
-        for domain, path in catalog_paths(lang, locale_dir).items():
-            if old.get(domain) == path.read_text("utf-8"):
-                same.add(path.resolve())
-    return same
-
-
-# -- Where each entry appears in the built pages -----------------------------
 
 
 def load_doctree(doctrees, docname):
@@ -340,7 +65,6 @@ def load_doctree(doctrees, docname):
     path = Path(doctrees, docname + ".doctree")
     if not path.is_file():
         return None
-    sys.path.insert(0, str(ROOT / "conf"))  # our extensions' nodes are pickled too
     with open(path, "rb") as stream:
         return pickle.load(stream)
 
@@ -425,26 +149,22 @@ def sort_pages(pages, doctrees):
 
 def _tokens(text, lang):
     """Split *text* for a diff: words for English, single characters for Chinese."""
-    if lang.startswith("zh"):
+    if not by_sphinx_code(lang).spaced:
         return re.findall(r"[A-Za-z0-9_]+|\s+|.", text, re.DOTALL)
     return re.findall(r"\s+|\S+", text)
 
 
 def diff_html(old, new, lang):
     """Return *new* as escaped HTML with what changed from *old* marked as <del>/<ins>."""
-    before, after = _tokens(old, lang), _tokens(new, lang)
+    tags = {"removed": "del", "added": "ins"}
     parts = []
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            parts.append(html.escape("".join(after[j1:j2])))
-            continue
-        if i2 > i1:
-            parts.append(f'<del><span class="visually-hidden">removed: </span>'
-                         f'{html.escape("".join(before[i1:i2]))}</del>')  # fmt: skip
-        if j2 > j1:
-            parts.append(f'<ins><span class="visually-hidden">added: </span>'
-                         f'{html.escape("".join(after[j1:j2]))}</ins>')  # fmt: skip
+    for kind, tokens in changed_parts(_tokens(old, lang), _tokens(new, lang)):
+        text = html.escape("".join(tokens))
+        if kind == "same":
+            parts.append(text)
+        else:
+            parts.append(f'<{tags[kind]}><span class="visually-hidden">{kind}: </span>{text}'
+                         f"</{tags[kind]}>")  # fmt: skip
     return "".join(parts)
 
 
@@ -467,10 +187,10 @@ def render_change(change, page):
     after = state(change.new) if change.new is not None else "absent"
     old_text = translation(change.old) if change.old is not None else None
     new_text = translation(change.new) if change.new is not None else None
-    where = f"{os.path.relpath(page.path, ROOT)}:{change.new.line}" if change.new else (
+    where = f"{os.path.relpath(page.path, ROOT)}:{change.new.lineno}" if change.new else (
         f"{os.path.relpath(page.path, ROOT)} (at the base)")  # fmt: skip
     rows = [
-        ("English", "en", _text(change.old_english, change.new_english, "en")),
+        ("English", SOURCE.html, _text(change.old_english, change.new_english, SOURCE.sphinx)),
         ("Translation", lang.html, _text(old_text or None, new_text or None, page.lang)),
     ]
     findings = "".join(f"<li><code>[{html.escape(p.check)}]</code> {html.escape(p.message)}"
@@ -665,11 +385,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("languages", nargs="*", metavar="LANG")
     parser.add_argument("--base", help="the revision to compare with (default: merge base with main)")
-    parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
-    parser.add_argument("--doctrees", type=Path, default=ROOT / "_build" / "doctrees" / "en")
-    parser.add_argument("--out", type=Path, default=ROOT / "_build" / "review")
+    parser.add_argument("--site", type=Path, default=BUILD / "html")
+    parser.add_argument("--doctrees", type=Path, default=BUILD / "doctrees" / SOURCE.sphinx)
+    parser.add_argument("--out", type=Path, default=BUILD / "review")
     parser.add_argument("--pot-dir", type=Path, help="check out-of-sync against these .pot files")
-    parser.add_argument("--locale-dir", type=Path, default=ROOT / "locale")
+    parser.add_argument("--locale-dir", type=Path, default=LOCALE)
     args = parser.parse_args(argv)
     try:
         langs = select(args.languages, translations_only=True)

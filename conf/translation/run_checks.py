@@ -43,7 +43,7 @@ unless ``--pot-dir`` names .pot files.
 there are any; in Python, ``errors(["zh_CN"])`` returns them as Problems
 (by default every check of what the translations say: not out-of-sync,
 completeness or canonical, which do not make a page wrong). The build
-(``conf/build/build_site.py``) calls it with the checks that refuse a
+(``conf/site_build/build_site.py``) calls it with the checks that refuse a
 translation, its ``CONTENT_CHECKS``.
 
 Exit codes: 0 no errors, 1 errors found, 2 bad usage.
@@ -55,8 +55,6 @@ from dataclasses import replace
 import tempfile
 from pathlib import Path
 
-import polib
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from translation.catalog_report import catalog_languages  # noqa: E402
 from translation.checks import (  # noqa: E402
@@ -64,10 +62,12 @@ from translation.checks import (  # noqa: E402
     terminology, unused,
 )  # fmt: skip
 from translation.checks.common import (  # noqa: E402
-    ERROR, GLOSSARY, ROOT, WARNING, Message, Problem, shown,
+    ERROR, GLOSSARY, WARNING, Message, Problem, shown,
 )  # fmt: skip
 from translation.checks.parsing import SYNTAXES  # noqa: E402
 from translation.checks.project import Project  # noqa: E402
+from site_layout import LOCALE  # noqa: E402
+from translation.catalogs import language_catalogs, messages, msgstr_line  # noqa: E402
 
 ENTRY_CHECKS = {
     "markup": markup.check,
@@ -84,27 +84,8 @@ CHECKS = ("out-of-sync", "syntax", *ENTRY_CHECKS, "completeness", "canonical")
 TRANSLATION_CHECKS = tuple(
     c for c in CHECKS if c not in ("out-of-sync", "completeness", "canonical")
 )
-LOCALE = ROOT / "locale"
 PLURAL = ("an entry with a plural form (msgid_plural): the English has no plural messages, "
           "so the build leaves it out (gettext would show its msgstr[0], unchecked)")
-
-
-def msgstr_line(lines, entry, at=""):
-    """Return the line of *entry*'s msgstr in the catalog's *lines* that holds *at*."""
-    start = entry.linenum - 1
-    while start < len(lines) and not lines[start].startswith("msgstr"):
-        start += 1
-    if start == len(lines):
-        return entry.linenum
-    offset = entry.msgstr.find(at) if at else -1
-    seen, number = 0, start
-    while offset > 0 and number < len(lines) and lines[number].rstrip().endswith('"'):
-        quoted = lines[number][lines[number].index('"') :].strip()
-        seen += len(polib.unescape(quoted[1:-1]))
-        if seen > offset:
-            return number + 1
-        number += 1
-    return start + 1
 
 
 def check_catalog(po_path, lang, selected, project):
@@ -115,24 +96,23 @@ def check_catalog(po_path, lang, selected, project):
         yield from canonical.check(po_path)
     try:
         catalog = project.load(po_path)
-        lines = Path(po_path).read_text("utf-8").splitlines()
+        lines = Path(po_path).read_text("utf-8").split("\n")
     except (OSError, ValueError) as err:
         yield Problem(shown(po_path), 1, "syntax", f"cannot read the catalog: {err}")
         return
     checks = {name: check for name, check in ENTRY_CHECKS.items() if name in selected}
-    for entry in catalog:
-        if entry.obsolete:
-            continue
-        if entry.msgid_plural:  # its msgstr[n] would be served, unchecked: the build drops it
+    for entry in messages(catalog):
+        if entry.pluralizable:  # its msgstr[n] would be served, unchecked: the build drops it
             if "unused" in selected:
-                yield Problem(shown(po_path), entry.linenum, "unused", PLURAL)
+                yield Problem(shown(po_path), entry.lineno, "unused", PLURAL)
             continue
         unfinished = completeness.check(entry)
         if unfinished:
             if "completeness" in selected:
-                yield Problem(shown(po_path), entry.linenum, "completeness", unfinished)
+                yield Problem(shown(po_path), msgstr_line(lines, entry), "completeness",
+                              unfinished)  # fmt: skip
             continue
-        message = Message(entry.msgid, entry.msgstr, lang, project.syntax(po_path, entry),
+        message = Message(entry.id, entry.string, lang, project.syntax(po_path, entry),
                           project, po_path)  # fmt: skip
         for name, check in checks.items():
             for finding in check(message):
@@ -159,7 +139,7 @@ def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=G
             if "out-of-sync" in selected:
                 problems += sync.check(Path(pot_dir), locale_dir / lang / "LC_MESSAGES",
                                        project.load)  # fmt: skip
-            for po_path in sorted((locale_dir / lang / "LC_MESSAGES").rglob("*.po")):
+            for po_path in language_catalogs(locale_dir, lang).values():
                 problems += check_catalog(po_path, lang, selected, project)
             if "syntax" in selected and (locale_dir / lang).is_dir():
                 problems += syntax.committed_compiled(locale_dir / lang)
@@ -204,7 +184,7 @@ def main(argv=None):
         if folder and not folder.is_dir():
             parser.error(f"{option} {folder} is not a folder")
     if args.base:  # a bad revision fails before the checks run
-        from translation.review_diff import ReviewError, changed_only, resolve_base
+        from translation.catalog_diff import ReviewError, changed_only, resolve_base
 
         try:
             base, _ = resolve_base(args.base, args.locale_dir)

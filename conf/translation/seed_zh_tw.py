@@ -15,39 +15,33 @@ Usage:
 ``--check`` lists what would be filled and writes nothing.
 
 Exit codes: 0 done (with --check: nothing to fill), 1 something to fill with
---check, or a tool failed, 2 bad usage.
+--check, 2 bad usage.
 """
 
 import argparse
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import opencc
-import polib
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
-from translation.update_catalogs import ROOT, require_gettext, save  # noqa: E402
+from translation.catalogs import is_translated, messages, read, write  # noqa: E402
+from site_layout import LOCALE  # noqa: E402
 
 
 def seed_catalog(cn_path, tw_path, convert):
     """Fill *tw_path*'s empty entries from *cn_path*; return the filled entries."""
-    finished = {
-        (e.msgctxt, e.msgid): e.msgstr
-        for e in polib.pofile(str(cn_path))
-        if e.translated() and not e.obsolete
-    }
-    catalog = polib.pofile(str(tw_path))
+    finished = {(m.context, m.id): m.string for m in messages(read(cn_path)) if is_translated(m)}
+    catalog = read(tw_path)
     filled = []
-    for entry in catalog:
-        source = finished.get((entry.msgctxt, entry.msgid))
-        if entry.obsolete or entry.msgstr or not source:
+    for message in messages(catalog):
+        source = finished.get((message.context, message.id))
+        if message.string or not source:
             continue
-        entry.msgstr = convert(source)
-        if "fuzzy" not in entry.flags:
-            entry.flags.append("fuzzy")
-        filled.append(entry)
+        message.string = convert(source)
+        message.flags.add("fuzzy")
+        filled.append(message)
     return catalog, filled
 
 
@@ -63,10 +57,10 @@ def seed(locale_dir, check):
             print(f"skipped: {os.path.relpath(tw_path)} does not exist; run make update-po")
             continue
         catalog, filled = seed_catalog(cn_path, tw_path, convert)
-        for entry in filled:
-            print(f"{os.path.relpath(tw_path)}:{entry.linenum}: {entry.msgstr}")
+        for message in filled:
+            print(f"{os.path.relpath(tw_path)}:{message.lineno}: {message.string}")
         if filled and not check:
-            save(catalog, tw_path)
+            write(catalog, tw_path)
         total += len(filled)
     verb = "would fill" if check else "filled"
     print(f"zh_TW: {verb} {total} entries from zh_CN (marked fuzzy)")
@@ -77,18 +71,12 @@ def main(argv=None):
     """Parse the command line and seed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="report only, write nothing")
-    parser.add_argument("--locale-dir", type=Path, default=ROOT / "locale")
+    parser.add_argument("--locale-dir", type=Path, default=LOCALE)
     args = parser.parse_args(argv)
-    if not args.check:
-        require_gettext("make seed-zh_TW")  # save() rewraps with msgcat
     for lang in ("zh_CN", "zh_TW"):
         if not (args.locale_dir / lang / "LC_MESSAGES").is_dir():
             parser.error(f"no catalogs for {lang} under {args.locale_dir}")
-    try:
-        filled = seed(args.locale_dir, args.check)
-    except subprocess.CalledProcessError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+    filled = seed(args.locale_dir, args.check)
     return 1 if args.check and filled else 0
 
 

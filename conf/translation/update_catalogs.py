@@ -3,61 +3,41 @@
 Usage:
     python conf/translation/update_catalogs.py update POT_DIR [LANG...]   merge (make update-po)
     python conf/translation/update_catalogs.py prune POT_DIR [LANG...]    drop obsolete (make prune-po)
-    python conf/translation/update_catalogs.py require-gettext TARGET     exit 2 if GNU gettext is missing
 
 LANG defaults to every translation in conf/languages.py.
 
 ``update`` creates a catalog for each new page and merges every other one with
-GNU ``msgmerge --previous``: a changed English sentence turns its entry fuzzy,
-keeps the old translation and records the old English as ``#| msgid``
-(sphinx-intl merges with Babel, which does not write ``#|``; a catalog
-``sphinx-intl update`` rewrote gets them back from git, see
-:func:`restore_previous`). Entries whose
-English disappeared stay as obsolete ``#~`` entries, and catalogs of removed
-pages stay, until ``prune``. It is idempotent: a catalog is rewritten only when
-something besides the POT-Creation-Date header changed.
+Babel's ``Catalog.update``, as sphinx-intl does, writing the one form of
+translation/catalogs.py: a changed English sentence turns its entry fuzzy,
+keeps the old translation and records the old English as ``#| msgid`` (which
+sphinx-intl does not write: a catalog ``sphinx-intl update`` rewrote gets
+them back from git, see :func:`restore_previous`). An entry that was fuzzy
+keeps its old English. Entries whose English disappeared stay as obsolete
+``#~`` entries, and catalogs of removed pages stay, until ``prune``; an
+obsolete entry whose English comes back is used again, fuzzy. It is
+idempotent: a catalog is rewritten only when something besides the
+POT-Creation-Date header changed. It needs no GNU gettext.
 
 Location comments (``#:``) name the file a translator edits, from the top of
 the repository, without line numbers: ``examples/plot_01_dataparallel.py``,
 not the generated ``docs/auto_examples/…rst:52``. Line numbers moved with
 every edit of the English and made every catalog change in every language.
 
-It needs GNU gettext (``msgmerge``, ``msgcat``, ``msgattrib``) and says so, in
-one line, when it is missing.
-
-Exit codes: 0 done, 1 a tool failed, 2 bad usage or GNU gettext missing.
+Exit codes: 0 done, 1 a catalog cannot be read, 2 bad usage.
 """
 
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
-
-import polib
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from languages import select  # noqa: E402
+from site_layout import LOCALE, ROOT  # noqa: E402
+from translation.catalog_diff import ReviewError, git  # noqa: E402
+from translation.catalogs import CatalogError, messages, parse, read, text, write  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-LOCALE = ROOT / "locale"
-WIDTH = "79"
 _CREATION_DATE = re.compile(r'^"POT-Creation-Date: .*\\n"\n', re.MULTILINE)
-
-
-GETTEXT = ("msgmerge", "msgcat", "msgattrib")
-
-
-def require_gettext(target):
-    """Exit with one line and code 2 if GNU gettext's tools are not on PATH."""
-    missing = [tool for tool in GETTEXT if shutil.which(tool) is None]
-    if missing:
-        print(f"error: {target} needs GNU gettext ({', '.join(missing)} not found): install it"
-              " with `sudo apt-get install gettext` (Debian, Ubuntu) or `brew install"
-              " gettext` (macOS)", file=sys.stderr)  # fmt: skip
-        sys.exit(2)
 
 
 def edited_file(path):
@@ -68,110 +48,93 @@ def edited_file(path):
     return path
 
 
-def located_by_file(pot, target):
-    """Write *pot* to *target* with each location made repo-relative and mapped to its source."""
-    template = polib.pofile(str(pot))
-    for entry in template:
+def template(pot):
+    """The .pot at *pot*, each location made repo-relative and mapped to its source."""
+    catalog = read(pot)
+    for message in messages(catalog):
         places = []
-        for name, _line in entry.occurrences:
+        for name, _line in message.locations:
             # normpath, not resolve: .venv may be a link, and the path must not depend on it.
             path = Path(os.path.normpath(os.path.join(os.path.abspath(pot.parent), name)))
             shown = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else name
-            places.append((edited_file(shown), ""))
-        entry.occurrences = list(dict.fromkeys(places))
-    template.save(str(target))
+            places.append((edited_file(shown), None))
+        message.locations = list(dict.fromkeys(places))
+    return catalog
 
 
-def _same_but_date(old, new):
-    """Return True if two catalogs differ at most in POT-Creation-Date."""
-    return _CREATION_DATE.sub("", old) == _CREATION_DATE.sub("", new)
-
-
-def _new_catalog(pot, lang):
-    """Return the text of an empty catalog for *lang* made from *pot*."""
-    catalog = polib.pofile(str(pot), wrapwidth=int(WIDTH))
-    catalog.metadata["Language"] = lang
-    catalog.metadata["Language-Team"] = f"{lang} <dp-tutorial translators>"
-    catalog.metadata["Plural-Forms"] = "nplurals=1; plural=0;"
-    catalog.metadata.pop("Last-Translator", None)
-    # The .pot's header is fuzzy; a catalog's is not, or tools count it unfinished.
-    catalog.metadata_is_fuzzy = []
-    return str(catalog)
-
-
-def save(catalog, po):
-    """Write a polib *catalog* to *po*, wrapped exactly as msgmerge wraps it."""
-    catalog.save(str(po))
-    subprocess.run(["msgcat", f"--width={WIDTH}", "-o", str(po), str(po)], check=True)
+def key(message):
+    """An entry's identity in its catalog: English and context."""
+    return message.id, message.context
 
 
 def committed(po):
     """The text of *po* at git's HEAD, or None (not in a repository, not committed)."""
     try:
-        rel = po.resolve().relative_to(ROOT).as_posix()
-        return subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout  # fmt: skip
-    except (ValueError, OSError, subprocess.CalledProcessError):
+        return git("show", f"HEAD:{po.resolve().relative_to(ROOT).as_posix()}")
+    except (ValueError, ReviewError):
         return None
 
 
-# The header field Babel writes, through sphinx-intl update, and msgmerge never does.
-BABEL_FORM = re.compile(r'^"Generated-By: Babel', re.MULTILINE)
-# Babel reads the old English (#| lines) of fuzzy entries as comments, "# | msgid ...",
-# and wraps them, leaving lines of a lone quote.
-_PREVIOUS_AS_COMMENT = re.compile(r'^(?:\| (?:msgctxt |msgid |msgid_plural )?".*|")$')
+# sphinx-intl update keeps the template's locations, relative to it; ours never are.
+BABEL_FORM = re.compile(r"^#: \.\./\.\./", re.MULTILINE)
 
 
-def restore_previous(text, before):
-    """Undo what ``sphinx-intl update`` did to the catalog *text*, from its committed *before*.
+def restore_previous(catalog, before):
+    """Undo what ``sphinx-intl update`` did to *catalog*, from its committed text *before*.
 
-    sphinx-intl rewrites a catalog with Babel: the old English (``#| msgid``)
-    of every fuzzy entry is dropped or turned into ``# |`` comments, both for
-    entries that were fuzzy before and for those it just made fuzzy, and the
-    header gains Babel's fields. A fuzzy entry without its old English gets
-    it back: the committed entry's, or else the English of the committed
-    entry it replaced (the one with the same translation whose English is no
-    longer in the catalog), or that entry's own old English if it was fuzzy
-    too, as msgmerge would keep it. A catalog not in Babel's form is returned
-    as it is.
+    sphinx-intl rewrites a catalog with Babel and no ``#|`` lines: the old
+    English of every fuzzy entry is dropped or turned into translator
+    comments (``# | msgid``), wrapped, both for entries that were fuzzy
+    before and for those it just made fuzzy. A fuzzy entry gets its old
+    English, and its comments, back: the committed entry's, or else, as a
+    merge here records it, the English of the committed entry it replaced
+    (the one with the same translation whose English is no longer in the
+    catalog). What the wrapped comments still hold of it is not trusted.
     """
-    if not BABEL_FORM.search(text):
-        return text
-    catalog, old = polib.pofile(text, wrapwidth=0), polib.pofile(before, wrapwidth=0)
-    catalog.header = old.header
-    catalog.metadata.pop("Generated-By", None)
-    current = {(e.msgctxt, e.msgid) for e in catalog}
-    for entry in catalog:
-        entry.tcomment = "\n".join(line for line in (entry.tcomment or "").splitlines()
-                                   if not _PREVIOUS_AS_COMMENT.match(line))  # fmt: skip
-        if entry.obsolete or "fuzzy" not in entry.flags or entry.previous_msgid:
+    old = parse(before)
+    current = {key(m) for m in messages(catalog)}
+    for message in messages(catalog):
+        same = old.get(message.id, message.context)
+        replaced = [m for m in messages(old) if m.string == message.string
+                    and key(m) not in current]  # fmt: skip
+        origin = same if same is not None else replaced[0] if len(replaced) == 1 else None
+        if origin is None:
             continue
-        same = old.find(entry.msgid, msgctxt=entry.msgctxt)
-        replaced = [e for e in old if not e.obsolete and e.msgstr == entry.msgstr
-                    and (e.msgctxt, e.msgid) not in current]  # fmt: skip
-        if same is not None and same.previous_msgid:
-            entry.previous_msgid = same.previous_msgid
-        elif len(replaced) == 1:  # the English its translation was made for
-            entry.previous_msgid = replaced[0].previous_msgid or replaced[0].msgid
-    return str(catalog)
+        message.user_comments = list(origin.user_comments)  # sphinx-intl adds none of its own
+        if message.fuzzy:
+            message.previous_id = list(origin.previous_id) if origin is same else [origin.id]
+    return catalog
+
+
+def merged(pot, po, lang):
+    """The catalog *po* (new if missing) with the English of *pot* merged in."""
+    english = template(pot)
+    if not po.exists():
+        english.locale, english.fuzzy = lang, False  # a .pot header is fuzzy; a catalog's is not
+        english.language_team = f"{lang} <dp-tutorial translators>"
+        return english
+    catalog = read(po, lang)
+    before = committed(po)
+    if before and BABEL_FORM.search(po.read_text("utf-8")):
+        restore_previous(catalog, before)
+    for old_key, message in list(catalog.obsolete.items()):
+        if english.get(*key(message)) is not None:  # its English came back: use it again
+            del catalog.obsolete[old_key]
+            message.flags.add("fuzzy")
+            catalog[message.id] = message
+    previous = {key(m): m.previous_id for m in messages(catalog) if m.fuzzy and m.previous_id}
+    catalog.update(english)
+    for message in messages(catalog):
+        if message.fuzzy and not message.previous_id:
+            message.previous_id = previous.get(key(message), [])
+    return catalog
 
 
 def merge(pot, po, lang):
     """Merge *pot* into *po*; return "created", "updated" or "unchanged"."""
     old = po.read_text("utf-8") if po.exists() else None
-    before = committed(po) if old is not None else None
-    with tempfile.TemporaryDirectory() as tmp:
-        src, out, template = Path(tmp, "in.po"), Path(tmp, "out.po"), Path(tmp, "in.pot")
-        located_by_file(pot, template)
-        source = old if old is not None else _new_catalog(template, lang)
-        src.write_text(restore_previous(source, before) if before else source, "utf-8")
-        subprocess.run(
-            ["msgmerge", "--quiet", "--previous", "--add-location=file", f"--width={WIDTH}",
-             "-o", str(out), str(src), str(template)],
-            check=True,
-        )  # fmt: skip
-        new = out.read_text("utf-8")
-    if old is not None and _same_but_date(old, new):
+    new = text(merged(pot, po, lang), lang)
+    if old is not None and _CREATION_DATE.sub("", old) == _CREATION_DATE.sub("", new):
         return "unchanged"
     po.parent.mkdir(parents=True, exist_ok=True)
     po.write_text(new, "utf-8")
@@ -188,7 +151,11 @@ def update(pot_dir, langs):
         counts = {"created": 0, "updated": 0, "unchanged": 0}
         for pot in pots:
             po = LOCALE / lang / "LC_MESSAGES" / pot.relative_to(pot_dir).with_suffix(".po")
-            result = merge(pot, po, lang)
+            try:
+                result = merge(pot, po, lang)
+            except CatalogError as err:
+                print(f"{po.relative_to(ROOT)}:{err.line}: error: {err}", file=sys.stderr)
+                return 1
             counts[result] += 1
             if result != "unchanged":
                 print(f"{result}: {po.relative_to(ROOT)}")
@@ -209,38 +176,32 @@ def prune(pot_dir, langs):
                 po.unlink()
                 print(f"removed: {po.relative_to(ROOT)} (its page is gone)")
                 continue
-            catalog = polib.pofile(str(po), wrapwidth=int(WIDTH))
-            obsolete = catalog.obsolete_entries()
-            if obsolete:
-                subprocess.run(
-                    ["msgattrib", "--no-obsolete", f"--width={WIDTH}", "-o", str(po), str(po)],
-                    check=True,
-                )
-                print(f"pruned {len(obsolete)} obsolete from {po.relative_to(ROOT)}")
+            try:
+                catalog = read(po, lang)
+            except CatalogError as err:
+                print(f"{po.relative_to(ROOT)}:{err.line}: error: {err}", file=sys.stderr)
+                return 1
+            if catalog.obsolete:
+                count = len(catalog.obsolete)
+                catalog.obsolete.clear()
+                write(catalog, po, lang)
+                print(f"pruned {count} obsolete from {po.relative_to(ROOT)}")
     return 0
 
 
 def main(argv=None):
     """Dispatch to update or prune."""
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["require-gettext"] and len(argv) == 2:
-        require_gettext(argv[1])
-        return 0
     if len(argv) < 2 or argv[0] not in ("update", "prune"):
         print(__doc__, file=sys.stderr)
         return 2
     command, pot_dir = argv[0], Path(argv[1])
-    require_gettext(f"make {command}-po")
     try:
         langs = select(argv[2:], translations_only=True)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    try:
-        return (update if command == "update" else prune)(pot_dir, langs)
-    except subprocess.CalledProcessError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+    return (update if command == "update" else prune)(pot_dir, langs)
 
 
 if __name__ == "__main__":

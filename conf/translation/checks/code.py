@@ -8,7 +8,7 @@ a value (``"cuda:0"``). Warnings: it translates a string with spaces
 (``print("Hello world")``), which may be intended.
 
 The comments and docstrings of an example's code cells are messages of its
-page (conf/sphinxext/localized_examples.py); their translation is put into
+page (conf/site_extensions/localized_examples.py); their translation is put into
 the code, and an error here is one the build refuses too: the code's tokens
 change (a line break in a comment, a quote that ends a docstring).
 """
@@ -16,6 +16,8 @@ change (a line break in a comment, a quote that ends a docstring).
 import ast
 import functools
 from pathlib import Path
+
+from site_layout import EXAMPLES, GALLERY_NAME, ROOT
 
 from .common import error, warning
 from .parsing import doctest_source, python_code
@@ -74,7 +76,7 @@ def check(message):
 def _example_cells(example):
     """{comment or docstring text: [code cells holding it]} of the example file *example*."""
     from sphinx_gallery.py_source_parser import split_code_and_text_blocks
-    from sphinxext.localized_examples import texts
+    from site_extensions.localized_examples import texts
 
     found = {}
     for block in split_code_and_text_blocks(str(example))[1]:
@@ -93,13 +95,14 @@ def example_of(message):
     if "LC_MESSAGES" not in parts:
         return None
     page = Path(*parts[parts.index("LC_MESSAGES") + 1 :])
-    example = sources.parent / "examples" / (page.name + ".py")
-    return example if page.parent.name == "auto_examples" and example.is_file() else None
+    # The checkout's layout, wherever its sources are (the project's, or a test's copy).
+    example = sources.parent / EXAMPLES.relative_to(ROOT) / (page.name + ".py")
+    return example if page.parent.name == GALLERY_NAME and example.is_file() else None
 
 
 def check_example_text(message):
     """Yield an error if the translation of an example's comment or docstring changes its code."""
-    from sphinxext.localized_examples import localized_code
+    from site_extensions.localized_examples import localized_code
 
     example = example_of(message)
     cells = _example_cells(example).get(message.msgid, []) if example else []

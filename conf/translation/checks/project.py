@@ -22,7 +22,7 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
-import polib
+from translation.catalogs import messages, read
 
 from .parsing import builtin_roles, is_xref, parse, role_names
 
@@ -103,8 +103,8 @@ class Project:
                 name = path.relative_to(self.sources).with_suffix("").as_posix()
                 found[name] = SUFFIXES[path.suffix]
         for pot in sorted(self.pot_dir.rglob("*.pot")) if self.pot_dir else ():
-            named = [_SUFFIX.search(path) for entry in polib.pofile(str(pot))
-                     for path, _ in entry.occurrences]  # fmt: skip
+            named = [_SUFFIX.search(path) for message in messages(read(pot))
+                     for path, _ in message.locations]  # fmt: skip
             suffixes = Counter(match[0] for match in named if match)
             if suffixes:  # the templates name the documents their messages come from
                 name = pot.relative_to(self.pot_dir).with_suffix("").as_posix()
@@ -118,7 +118,7 @@ class Project:
             if document in self.documents:
                 return self.documents[document]
             return "text" if document == "sphinx" else "rst"  # templates; generated reST
-        for path, _ in entry.occurrences:
+        for path, _ in entry.locations:
             match = _SUFFIX.search(path)
             if match:
                 return SUFFIXES[match[0]]
@@ -127,7 +127,7 @@ class Project:
     @functools.cache  # noqa: B019 (one Project per run)
     def load(self, po_path):
         """Return the catalog *po_path*, read once."""
-        return polib.pofile(str(po_path))
+        return read(po_path)
 
     @functools.cached_property
     def _english(self):
@@ -138,17 +138,17 @@ class Project:
                 catalog = self.load(po_path)
             except (OSError, ValueError):
                 continue  # unreadable: the syntax check reports it, the others skip it
-            for entry in catalog:
-                if not entry.obsolete:
-                    found.append((po_path, entry, self.syntax(po_path, entry)))
+            for message in messages(catalog):
+                if not message.pluralizable:  # never used: the build leaves them out
+                    found.append((po_path, message, self.syntax(po_path, message)))
         return found
 
     @functools.cached_property
     def roles(self):
         """Return the role names that exist: docutils', Sphinx's and those the English uses."""
         used = set()
-        for _, entry, syntax in self._english:
-            used |= role_names(entry.msgid, syntax)
+        for _, message, syntax in self._english:
+            used |= role_names(message.id, syntax)
         return builtin_roles() | used
 
     @functools.cached_property
@@ -156,11 +156,11 @@ class Project:
         """Return {"label"|"term"|"doc"|None: {targets}} that exist."""
         found = defaultdict(set)
         found["label"] |= STANDARD_LABELS
-        for po_path, entry, syntax in self._english:
+        for po_path, message, syntax in self._english:
             found["doc"].add(self.docname(po_path))
-            if syntax == "text" or "\n" in entry.msgid:
+            if syntax == "text" or "\n" in message.id:
                 continue
-            for role in parse(entry.msgid, syntax, self.roles).roles:
+            for role in parse(message.id, syntax, self.roles).roles:
                 if is_xref(role.name):
                     kind = target_kind(role.name)
                     target = role.target

@@ -47,7 +47,7 @@ def other_script(text, lang, english=""):
     Characters that the *english* message itself contains are left alone.
     """
     script = script_of(lang)
-    if script not in ("Hans", "Hant"):
+    if script not in ("Hans", "Hant"):  # the two that Language.chinese names
         return []
     wrong = _only("Hant" if script == "Hans" else "Hans")
     converter = _opencc("s2tw" if script == "Hant" else "t2s")

@@ -5,9 +5,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import polib
+from translation.catalogs import english, messages, read
 
-from .common import ROOT, Problem, brief, shown
+from site_layout import CONF, DOCS, ROOT
+
+from .common import Problem, brief, shown
 
 
 def extract_pots(workdir):
@@ -16,8 +18,8 @@ def extract_pots(workdir):
     options = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
     cmd = [
         sys.executable, "-m", "sphinx", "-b", "gettext", "-q", *options,
-        "-c", str(ROOT / "conf"), "-d", str(Path(workdir, "doctrees")),
-        str(ROOT / "docs"), str(out),
+        "-c", str(CONF), "-d", str(Path(workdir, "doctrees")),
+        str(DOCS), str(out),
     ]  # fmt: skip
     result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if result.returncode != 0:
@@ -27,30 +29,30 @@ def extract_pots(workdir):
 
 def source_location(entry, pot_dir, pot_path):
     """Return (file, line) of the English source of a .pot *entry*, else of the .pot."""
-    if entry is None or not entry.occurrences:
+    if entry is None or not entry.locations:
         return shown(pot_path), 1
-    name, line = entry.occurrences[0]
+    name, line = entry.locations[0]
     return shown(pot_dir / name), int(line or 1)
 
 
-def check(pot_dir, catalog_dir, load=lambda path: polib.pofile(str(path))):
+def check(pot_dir, catalog_dir, load=read):
     """Yield problems where the catalogs in *catalog_dir* differ from the .pot files.
 
     *load* reads a catalog: the runner passes its own, which reads each file once.
     """
     for pot_path in sorted(pot_dir.rglob("*.pot")):
-        english = {(e.msgctxt, e.msgid): e for e in polib.pofile(str(pot_path))}
+        pot = {(m.context, english(m)): m for m in messages(read(pot_path))}
         po_path = catalog_dir / pot_path.relative_to(pot_dir).with_suffix(".po")
         if not po_path.exists():
-            first = next(iter(english.values()), None)
+            first = next(iter(pot.values()), None)
             yield Problem(*source_location(first, pot_dir, pot_path), "out-of-sync",
                           f"this page has no catalog {shown(po_path)}; run make update-po")
             continue
-        catalog = {(e.msgctxt, e.msgid): e for e in load(po_path) if not e.obsolete}
-        for key in catalog.keys() - english.keys():
-            yield Problem(shown(po_path), catalog[key].linenum, "out-of-sync",
+        catalog = {(m.context, english(m)): m for m in messages(load(po_path))}
+        for key in catalog.keys() - pot.keys():
+            yield Problem(shown(po_path), catalog[key].lineno, "out-of-sync",
                           f"English no longer in the source: {brief(key[1])}; run make update-po")
-        for key in english.keys() - catalog.keys():
-            yield Problem(*source_location(english[key], pot_dir, pot_path), "out-of-sync",
+        for key in pot.keys() - catalog.keys():
+            yield Problem(*source_location(pot[key], pot_dir, pot_path), "out-of-sync",
                           f"English missing from {shown(po_path)}: {brief(key[1])}; "
                           "run make update-po")  # fmt: skip

@@ -1,17 +1,17 @@
 """Tiny project for tests/test_translation_safety.py: one reST page, one MyST page, zh_TW.
 
-The test puts conf/ on PYTHONPATH, so ``sphinxext.translation_safety`` imports from there.
+The test puts conf/ on PYTHONPATH, so ``site_extensions.translation_safety`` imports from there.
 """
 
 import os
 
-from sphinxext.compiled_catalogs import compile_catalogs
+from site_extensions.compiled_catalogs import compile_catalogs
 
 # As the site's conf.py does: no .mo on disk is trusted.
 compile_catalogs(os.path.join(os.path.dirname(__file__), "locale"))
 extensions = [
-    "sphinxext.compiled_catalogs", "myst_parser", "sphinxext.translation_safety",
-    "sphinxext.content_security_policy",
+    "site_extensions.compiled_catalogs", "myst_parser", "site_extensions.translation_safety",
+    "site_extensions.content_security_policy",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 locale_dirs = ["locale"]

@@ -1,0 +1,372 @@
+"""Build the HTML site, language by language, never leaving a half-built one.
+
+Usage:
+    python conf/site_build/build_site.py html [LANG ...]     local build into _build/html/<lang>/
+    python conf/site_build/build_site.py readthedocs         one language, as Read the Docs asks
+                                                        (a pull request: all, and the review)
+
+Each language is built into a staging copy of its last good output and swapped
+in only when Sphinx succeeds, so a failed or interrupted build leaves the
+previous site in place. A catalog gettext would reject stops the build before
+any Sphinx run; a translation that breaks its page (make check's content
+checks, run while the languages build) keeps its language from being
+published. Examples execute once: the first language is built alone, and
+Sphinx-Gallery executes the examples whose source changed since they last
+ran; the others are then built side by side with ``-D reuse_gallery=1``,
+reading the gallery the first one generated without writing to it
+(gallery_reuse.py). The whole run holds the checkout's build lock
+(checkout_lock.py): a second build of the same checkout waits for it. A
+language none of whose inputs (sources, its catalogs, the build machinery)
+changed since its last good build is not rebuilt at all; when only conf/ or
+the pins changed, Sphinx itself reads every page again (their digest is an
+extension's ``env_version``).
+
+Exit codes: 0 built, 1 a check or a build failed, 2 bad usage.
+"""
+
+import argparse
+import hashlib
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
+from languages import LANGUAGES, SOURCE, TRANSLATIONS, browser_tags, from_readthedocs, select  # noqa: E402
+from site_build.checkout_lock import run_held  # noqa: E402
+from site_extensions.content_security_policy import meta, policy, script_hash  # noqa: E402
+from site_layout import BUILD, CONF, EXAMPLES, GALLERY, LOCALE, ROOT  # noqa: E402
+
+# Reuse the gallery the first language's build executed (gallery_reuse.py).
+REUSE_GALLERY = ["-D", "reuse_gallery=1"]
+SPHINX_OPTS = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
+# Sphinx's progress lines, three languages at once, bury what matters: by
+# default it prints only warnings and errors, and this script says what it
+# builds, what it executes and where the pages are. VERBOSE=1 shows it all.
+QUIET = [] if os.environ.get("VERBOSE", "") not in ("", "0") else ["-q"]
+
+
+# What stops a translation from being published: a catalog gettext would reject
+# (checked before anything is built), and translations that break their page
+# (make check's content checks, run while the languages build). Out-of-date
+# catalogs and unfinished entries are published: their English shows.
+CONTENT_CHECKS = {"markup", "safety", "code", "script-mix"}
+
+
+def refused(langs, checks):
+    """Return the translations among *langs* whose catalogs fail *checks*, printing why.
+
+    Only errors refuse a translation: a warning (often a fine translation) is
+    left to ``make check``. Each error is printed as ``file:line: [check] message``.
+    """
+    translations = [lang for lang in langs if lang != SOURCE.sphinx]
+    if not translations:
+        return []
+    from translation.run_checks import errors
+
+    problems = errors(translations, LOCALE, checks)
+    for problem in problems:
+        print(problem, file=sys.stderr, flush=True)
+    return sorted({lang for lang in translations for p in problems
+                   if Path(p.path).resolve().is_relative_to(LOCALE / lang)})  # fmt: skip
+
+
+def input_digest(lang):
+    """Hash everything a language's pages are made from (not generated files)."""
+    digest = hashlib.sha256(" ".join(SPHINX_OPTS).encode())
+    digest.update(" ".join(RECORDINGS).encode())  # named by their checksums (outputs.fetch)
+    files = [ROOT / "requirements.txt", LOCALE / "glossary.csv"]
+    for folder in ("docs", "examples", "conf", f"locale/{lang}"):
+        files += (ROOT / folder).rglob("*")
+    for path in sorted(files):
+        rel = path.relative_to(ROOT).as_posix()
+        if path.is_file() and not re.search(r"^docs/auto_examples/|__pycache__/|\.mo$", rel):
+            digest.update(rel.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def sphinx_build(lang, outdir, doctrees, log=None, options=(), builder="html"):
+    """Run sphinx-build for *lang*, its output to *log* if given; return its exit code."""
+    cmd = [
+        sys.executable, "-m", "sphinx", "-b", builder, "-c", str(CONF),
+        "-D", f"language={lang}", "-d", str(doctrees), *QUIET, *SPHINX_OPTS, *options,
+        *(["-D", f"recordings={','.join(RECORDINGS)}"] if RECORDINGS else []),
+        str(ROOT / "docs"), str(outdir),
+    ]  # fmt: skip
+    sys.stdout.write(f"--- building {lang} ({builder}) ---\n")  # one write: builds run in threads
+    sys.stdout.flush()
+    if log is None:
+        return subprocess.run(cmd, cwd=ROOT).returncode
+    with open(log, "w", encoding="utf-8") as out:
+        code = subprocess.run(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT).returncode
+    said = Path(log).read_text("utf-8")
+    if said.strip():
+        print(f"--- {lang} ---\n" + said, end="", flush=True)
+    return code
+
+
+def build_atomically(lang, final, doctrees, log=None, options=(), publishable=lambda: True):
+    """Build *lang* into a staging copy of *final* and swap it in on success.
+
+    ``publishable()`` is asked after Sphinx succeeded; False keeps the last good site.
+    """
+    staging = final.with_name(f".{final.name}.staging")
+    old = final.with_name(f".{final.name}.old")
+    for leftover in (staging, old):
+        shutil.rmtree(leftover, ignore_errors=True)
+    if final.is_dir():
+        shutil.copytree(final, staging, symlinks=True)  # keeps mtimes: incremental
+    built = sphinx_build(lang, staging, doctrees, log, options) == 0
+    if not (built and publishable()):
+        shutil.rmtree(staging, ignore_errors=True)
+        # The environment may say pages are current that were never published.
+        (doctrees / "environment.pickle").unlink(missing_ok=True)
+        why = "build failed" if not built else "catalogs have the problems listed above"
+        print(f"error: {lang} not published ({why}); {final} was left as it was",
+              file=sys.stderr)  # fmt: skip
+        return False
+    if final.exists():
+        final.rename(old)
+    staging.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+    return True
+
+
+def write_root_index(outdir):
+    """Write the page that sends a visitor to the language their browser prefers."""
+    template = (CONF / "_templates" / "root-index.html").read_text("utf-8")
+    links = "\n".join(
+        f'    <li><a href="{lang.sphinx}/index.html" hreflang="{lang.html}" '
+        f'lang="{lang.html}">{html.escape(lang.name)}</a></li>'
+        for lang in LANGUAGES
+    )
+    choose = " · ".join(
+        f'<span lang="{lang.html}">{html.escape(lang.choose)}</span>' for lang in LANGUAGES
+    )
+    # Longest tag first, so that zh-tw wins over zh.
+    routes = sorted(((tag, lang.sphinx) for lang in LANGUAGES for tag in browser_tags(lang)),
+                    key=lambda route: -len(route[0]))  # fmt: skip
+    page = (template.replace("{{ links }}", links).replace("{{ choose }}", choose)
+            .replace("{{ routes }}", json.dumps(routes))
+            .replace("{{ fallback }}", json.dumps(SOURCE.sphinx)))  # fmt: skip
+    script = re.search(r"<script>(.*?)</script>", page, re.S)[1]
+    page = page.replace("{{ policy }}", meta(policy([script_hash(script)])))
+    (outdir / "index.html").write_text(page, "utf-8")
+
+
+# The recordings this build's Sphinx runs are given (-D recordings=...).
+RECORDINGS = []
+
+
+def use_recordings(sources, fetched=()):
+    """Fetch recorded example output (make html OUTPUTS=...) and say what of it is used.
+
+    *fetched* are (source, local copy) pairs already downloaded. A recording
+    that cannot be read, is not signed by a trusted key, or does not match an
+    example's source is not used, saying why in one line; that example's page
+    shows this build's own output (recordings.py).
+    """
+    from site_build.outputs import OutputsError, fetch
+    from site_extensions.recordings import choose
+
+    labels = {str(copy): source for source, copy in fetched}
+    for source in sources:
+        try:
+            labels[str(fetch(source, BUILD / "recordings"))] = source
+        except OutputsError as err:
+            print(f"--- recording not used: {err} ---", flush=True)
+    RECORDINGS.extend(labels)
+    _, report = choose(list(labels), EXAMPLES, labels=labels)
+    for line in report:
+        print(f"--- {line} ---", flush=True)
+
+
+def build_local(langs, outputs=()):
+    """Build *langs* (default: all) into _build/html/<lang>/ plus the root index.
+
+    *outputs* are recordings (files or URLs) of executed examples to use.
+    """
+    langs = select(langs)
+    outdir = BUILD / "html"
+    outdir.mkdir(parents=True, exist_ok=True)
+    stamps = BUILD / "stamps"
+    stamps.mkdir(parents=True, exist_ok=True)
+    if outputs:
+        use_recordings(outputs)
+    todo = []
+    for lang in langs:
+        stamp = stamps / f"{lang}.sha256"
+        digest = input_digest(lang)
+        if (outdir / lang).is_dir() and stamp.is_file() and stamp.read_text() == digest:
+            print(f"--- {lang}: nothing changed since the last build ---")
+            continue
+        stamp.unlink(missing_ok=True)
+        todo.append((lang, stamp, digest))
+    # Only what will be rebuilt: the others' catalogs passed at their last build.
+    broken = refused([lang for lang, _, _ in todo], {"syntax"})
+    if broken:
+        print(f"error: the catalogs of {', '.join(broken)} cannot be read (see above);"
+              " nothing was built", file=sys.stderr)  # fmt: skip
+        return 1
+
+    def build(lang, stamp, digest, log=None, options=()):
+        start = time.monotonic()
+        ok = build_atomically(
+            lang, outdir / lang, BUILD / "doctrees" / lang, log, options,
+            publishable=lambda: lang not in checked.result(),
+        )  # fmt: skip
+        if ok:
+            stamp.write_text(digest)
+            page = os.path.relpath(outdir / lang / "index.html")
+            print(f"--- {lang}: published in {time.monotonic() - start:.0f} s: {page} ---",
+                  flush=True)  # fmt: skip
+        return ok
+
+    if not todo:
+        write_root_index(outdir)
+        return 0
+    # The first language executes the changed examples; the others then reuse
+    # its gallery, side by side, each logging to its own file.
+    from site_extensions.gallery_reuse import stale_examples  # imports Sphinx: only now
+
+    changed = stale_examples(EXAMPLES, GALLERY)
+    said = f"--- {todo[0][0]} executes {len(changed)} example(s)"
+    said += f": {', '.join(changed)}" if changed else ""
+    said += "; the other languages reuse its results" if len(todo) > 1 else ""
+    print(said + " ---", flush=True)
+    with ThreadPoolExecutor(max_workers=len(todo)) as pool:
+        checked = pool.submit(refused, [lang for lang, _, _ in todo], CONTENT_CHECKS)
+        results = [build(*todo[0])]
+        if results[0]:
+            jobs = [pool.submit(build, *job, stamps / f"{job[0]}.log", REUSE_GALLERY)
+                    for job in todo[1:]]  # fmt: skip
+            results += [job.result() for job in jobs]
+        else:
+            for lang, _, _ in todo[1:]:  # they keep their last good site
+                print(f"--- {lang} ---\nnot built: the first language's build failed before its"
+                      " examples ran", flush=True)  # fmt: skip
+    if checked.result():
+        print(f"`make check LANGUAGES=\"{' '.join(checked.result())}\"` lists the problems"
+              " that kept them from being published", file=sys.stderr)  # fmt: skip
+    if not all(results) or len(results) < len(todo):
+        return 1
+    write_root_index(outdir)
+    return 0
+
+
+def readthedocs_recordings():
+    """Use the recording that DP_OUTPUTS_URL names for this commit, if one is published.
+
+    DP_OUTPUTS_URL: where the GPU workflow publishes recordings, "{commit}"
+    for this build's commit; several URLs are tried in turn.
+    """
+    templates = os.environ.get("DP_OUTPUTS_URL", "")
+    if not templates:
+        return
+    from site_build.outputs import OutputsError, published
+
+    commit = os.environ.get("READTHEDOCS_GIT_COMMIT_HASH", "unknown")
+    try:
+        found = published(templates, commit, BUILD / "recordings")
+    except OutputsError as err:
+        print(f"--- recording not used: {err} ---", flush=True)
+        return
+    if found is None:
+        print("--- no published recording: the examples' own output is shown ---", flush=True)
+    else:
+        use_recordings([], fetched=[found])
+
+
+def readthedocs_target():
+    """Return this Read the Docs build's Sphinx language and output folder; ValueError if none."""
+    try:
+        lang = from_readthedocs(os.environ["READTHEDOCS_LANGUAGE"])
+        return lang, Path(os.environ["READTHEDOCS_OUTPUT"]).resolve()
+    except KeyError as missing:
+        raise ValueError(f"{missing} is not set; is this Read the Docs?") from None
+
+
+def build_readthedocs():
+    """Build the language of this Read the Docs project into $READTHEDOCS_OUTPUT/html."""
+    if os.environ.get("READTHEDOCS_VERSION_TYPE") == "external":
+        return build_pull_request(Path(os.environ["READTHEDOCS_OUTPUT"]).resolve())
+    try:
+        lang, output = readthedocs_target()
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if refused([lang], {"syntax"} | CONTENT_CHECKS):
+        return 1
+    readthedocs_recordings()
+    output.mkdir(parents=True, exist_ok=True)
+    ok = build_atomically(lang, output / "html", BUILD / "doctrees" / f"rtd-{lang}")
+    return 0 if ok else 1
+
+
+# -- Read the Docs pull-request previews ---------------------------------------
+
+
+def pull_request_base(branch="main"):
+    """Fetch *branch* (and the history a shallow clone lacks); return its merge base with HEAD.
+
+    Read the Docs clones a pull request shallowly, without the branch it
+    targets, so there is nothing to compare with until both are fetched.
+    """
+    from translation.catalog_diff import git, resolve_base
+
+    if git("rev-parse", "--is-shallow-repository").strip() == "true":
+        git("fetch", "--quiet", "--unshallow", "origin")
+    git("fetch", "--quiet", "origin", f"+refs/heads/{branch}:refs/remotes/origin/{branch}")
+    return resolve_base()
+
+
+def build_pull_request(output):
+    """Build every language and the review page into one pull-request preview.
+
+    Read the Docs builds a pull request in the project it belongs to only (the
+    English one), so one preview holds it all, laid out as locally: the root
+    chooser, en/, zh_CN/, zh_TW/, and review/ (review_diff.py against the
+    merge base with main).
+    """
+    from translation.catalog_diff import ReviewError
+    from translation.review_diff import write_review
+
+    try:
+        base = pull_request_base()
+    except ReviewError as err:
+        print(f"error: cannot find the commit this pull request is based on: {err}",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    os.environ.pop("READTHEDOCS_VERSION", None)  # links between languages as locally
+    if build_local([]) != 0:
+        return 1
+    site = output / "html"
+    shutil.rmtree(site, ignore_errors=True)
+    shutil.copytree(BUILD / "html", site, symlinks=True)
+    write_review(base, TRANSLATIONS, LOCALE, site, BUILD / "doctrees" / SOURCE.sphinx,
+                 site / "review")  # fmt: skip
+    print((site / "review" / "summary.md").read_text("utf-8"))
+    return 0
+
+
+def main(argv=None):
+    """Parse the command line and build."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", choices=["html", "readthedocs"])
+    parser.add_argument("languages", nargs="*", help="default: every language of the table")
+    parser.add_argument("--outputs", nargs="+", default=[], metavar="FILE_OR_URL",
+                        help="recorded example output to use (make outputs)")
+    args = parser.parse_args(argv)
+    if args.mode == "readthedocs":
+        return run_held("build_site.py readthedocs", build_readthedocs)
+    return run_held("build_site.py html", lambda: build_local(args.languages, args.outputs))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

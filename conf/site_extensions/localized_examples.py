@@ -1,0 +1,491 @@
+"""A Chinese reader's tutorial is Chinese end to end: downloads, code comments, figures.
+
+One English source per tutorial (``examples/plot_*.py``); what a translated
+build shows and hands out is made from it and the page's catalog:
+
+* **Comments and docstrings** in the code cells are messages of the page's
+  catalog, beside its paragraphs (a gettext build offers them, located at
+  their line of the example). A translated build puts their translations
+  into the page's code blocks. A translation may change only the words of
+  the comment or docstring: :func:`localized_code` compares the code's tokens
+  (every token but comments and docstrings) with the English, and a
+  translation that changes any (a line break in a comment, a ``\"\"\"`` in a
+  docstring) is refused, naming the catalog and line, and the English kept.
+* **Downloads**: the ``.py`` is the English script with its prose cells,
+  comments and docstrings translated (:func:`localized_script`), the
+  ``.ipynb`` is made from that with Sphinx-Gallery's own converter, the
+  ``.zip`` holds both; the code is checked token for token again. The English
+  downloads are Sphinx-Gallery's own.
+* **Figures** are drawn once per language from the figure the example made,
+  kept by :func:`scrape` when it ran (a pickle beside the PNG: the example is
+  not executed again): each text (titles, labels, tick labels, legends) is a
+  message of the page, drawn in the region's Noto CJK face (SC or TC, picked
+  by family name from the font collection, not its first face).
+"""
+
+import inspect
+import io
+import os
+import re
+import textwrap
+import tokenize
+import unicodedata
+
+from docutils import nodes
+
+# -- Comments and docstrings -------------------------------------------------------
+
+_LAYOUT = (tokenize.NL, tokenize.COMMENT, tokenize.ENCODING)
+_CONFIG = re.compile(r"^sphinx_gallery_\w+\s*=")  # Sphinx-Gallery's settings, not words
+
+
+def _tokens(code):
+    return list(tokenize.generate_tokens(io.StringIO(code).readline))
+
+
+def _is_docstring(tokens, i):
+    """True if STRING token *i* is a statement of its own, first in a module, class or def."""
+    before = [t for t in tokens[:i] if t.type not in (*_LAYOUT, tokenize.INDENT, tokenize.NEWLINE)]
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    alone = after is None or after.type in (tokenize.NEWLINE, tokenize.ENDMARKER)
+    first = not before or (before[-1].type == tokenize.OP and before[-1].string == ":")
+    return alone and first and tokens[i].string.lstrip("rbuRBU")[:3] in ('"""', "'''")
+
+
+def code_tokens(code):
+    """The tokens of *code* that make it the program it is: not comments, docstrings or layout."""
+    tokens = _tokens(code)
+    return [(t.type, t.string) for i, t in enumerate(tokens) if t.type not in _LAYOUT
+            and not (t.type == tokenize.STRING and _is_docstring(tokens, i))]  # fmt: skip
+
+
+def texts(code):
+    """[(kind, English text, (first line, first column, last line, last column))] of *code*.
+
+    A run of whole-line comments at one indentation is one text (a paragraph
+    of comment); a comment after code on its line is one; a docstring is its
+    text as ``inspect.cleandoc`` gives it. Sphinx-Gallery's settings are not texts.
+    """
+    found, run = [], []
+    tokens = _tokens(code)
+
+    def close():
+        if run:
+            first, last = run[0], run[-1]
+            text = " ".join(t.string[1:].strip() for t in run)
+            found.append(("comment", text, (*first.start, *last.end)))
+            run.clear()
+
+    for i, tok in enumerate(tokens):
+        if tok.type == tokenize.COMMENT:
+            words = tok.string[1:].strip()
+            if not words or _CONFIG.match(words):
+                close()
+                continue
+            whole = not tok.line[: tok.start[1]].strip()
+            if whole and run and run[-1].start[0] == tok.start[0] - 1 and run[0].start[1] == tok.start[1]:
+                run.append(tok)
+                continue
+            close()
+            if whole:
+                run.append(tok)
+            else:
+                found.append(("comment", words, (*tok.start, *tok.end)))
+        elif tok.type not in (tokenize.NL,):
+            close()
+            if tok.type == tokenize.STRING and _is_docstring(tokens, i):
+                found.append(("docstring", _docstring_text(tok.string), (*tok.start, *tok.end)))
+    close()
+    return found
+
+
+def _docstring_text(literal):
+    body = literal.lstrip("rbuRBU")
+    return inspect.cleandoc(body[3:-3])
+
+
+def _width(text):
+    """Columns *text* takes in a monospaced editor (CJK characters take two)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _wrap(text, width):
+    """Lines of *text* no wider than *width*, broken at spaces or between CJK characters."""
+    lines, line = [], ""
+    for piece in re.findall(r"[\u3000-\u9fff\uff00-\uffef]|\S+\s*|\s+", text):
+        if line and _width(line + piece.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = piece.lstrip()
+        else:
+            line += piece
+    return [*lines, line.rstrip()] if line.strip() else lines
+
+
+def _replace_span(code, span, new):
+    """*code* with the characters of *span* (start line, col, end line, col) replaced by *new*."""
+    lines = code.splitlines(keepends=True)
+    start = sum(len(line) for line in lines[: span[0] - 1]) + span[1]
+    end = sum(len(line) for line in lines[: span[2] - 1]) + span[3]
+    return code[:start] + new + code[end:]
+
+
+def _rendered(kind, translation, span, code):
+    """The source text of a translated comment or docstring, laid out like the English's."""
+    indent = " " * span[1]
+    if kind == "docstring":
+        literal = code.splitlines()[span[0] - 1][span[1]:]
+        quote = literal.lstrip("rbuRBU")[:3]
+        prefix = literal[: len(literal) - len(literal.lstrip("rbuRBU"))]
+        if "\n" not in translation:
+            return f"{prefix}{quote}{translation}{quote}"
+        body = textwrap.indent(translation, indent).lstrip(" ")
+        return f"{prefix}{quote}{body}\n{indent}{quote}"
+    line = code.splitlines()[span[0] - 1]
+    if line[: span[1]].strip():  # after code on its line: one line, as the English
+        return "# " + translation
+    width = max(40, 79 - span[1] - 2)
+    return ("\n" + indent).join("# " + part for part in _wrap(translation, width))
+
+
+def localized_code(code, translate):
+    """Return (*code* with its comments and docstrings translated, [English texts refused]).
+
+    ``translate(text)`` gives a translation or the text itself. A translation
+    that would change the code's tokens is refused: that text stays English.
+    """
+    english, refused = code_tokens(code), []
+    for kind, text, span in reversed(texts(code)):  # from the end: earlier spans stay valid
+        translation = translate(text)
+        if translation == text or not translation.strip():
+            continue
+        candidate = _replace_span(code, span, _rendered(kind, translation, span, code))
+        try:
+            same = code_tokens(candidate) == english
+        except (tokenize.TokenError, IndentationError, SyntaxError):
+            same = False
+        if same:
+            code = candidate
+        else:
+            refused.append(text)
+    return code, refused[::-1]
+
+
+# -- Prose ---------------------------------------------------------------------------
+
+
+def localized_prose(rst, translate, parse):
+    """*rst* (a text cell of an example) with each message Sphinx extracts from it translated.
+
+    *parse* turns reST into a doctree (as the checks parse messages); each
+    translatable node's source text is found in *rst* and replaced; a title's
+    underline is made as wide as the translated title.
+    """
+    from sphinx.util.nodes import extract_messages
+
+    done = 0
+    for node, message in list(extract_messages(parse(rst))):
+        translation = translate(message.replace("\n", " "))
+        raw = node.rawsource
+        if translation == message.replace("\n", " ") or not raw.strip():
+            continue
+        source_lines = [line.strip() for line in raw.strip().splitlines()]
+        pattern = r"\n[ \t]*".join(re.escape(line) for line in source_lines)
+        match = re.compile(pattern).search(rst, done)
+        if not match:
+            continue
+        new = translation
+        if isinstance(node, nodes.title):
+            rest = rst[match.end():]
+            underline = re.match(r"\n([=\-^~\"'`#*+.:_])\1*", rest)
+            if underline:
+                mark = underline[1]
+                new += "\n" + mark * max(_width(translation), 1)
+                rst = rst[: match.start()] + new + rest[underline.end():]
+                done = match.start() + len(new)
+                continue
+        rst = rst[: match.start()] + new + rst[match.end():]
+        done = match.start() + len(new)
+    return rst
+
+
+# -- Figures ---------------------------------------------------------------------------
+
+PICKLE = ".figure.pickle"  # beside each figure's PNG: the figure itself, to draw again
+
+
+def scrape(block, block_vars, gallery_conf, **kwargs):
+    """Sphinx-Gallery's Matplotlib scraper, keeping each figure it saves (pickled) beside it."""
+    import pickle
+
+    import matplotlib.pyplot as plt
+    from sphinx_gallery.scrapers import matplotlib_scraper
+
+    kept = [pickle.dumps(plt.figure(number)) for number in plt.get_fignums()]
+    paths = block_vars["image_path_iterator"].paths
+    before = len(paths)
+    rst = matplotlib_scraper(block, block_vars, gallery_conf, **kwargs)
+    for path, figure in zip(paths[before:], kept, strict=False):
+        with open(path + PICKLE, "wb") as out:
+            out.write(figure)
+    return rst
+
+
+def figure_texts(figure):
+    """The texts a reader reads on *figure*: titles, labels, tick labels, legends, notes."""
+    from matplotlib.text import Text  # the figure exists: matplotlib is importable
+
+    found = []
+    for artist in figure.findobj(Text):
+        text = artist.get_text()
+        if re.search("[A-Za-z]", text) and text not in found:
+            found.append(text)
+    return found
+
+
+def load_figure(pickled):
+    """The figure kept in the file *pickled* (by :func:`scrape`), ready to draw off screen."""
+    import pickle
+    import sys
+
+    if "matplotlib" in sys.modules and sys.modules["matplotlib"] is None:
+        del sys.modules["matplotlib"]  # blocked for a build that executes nothing (gallery_reuse)
+    import matplotlib
+
+    matplotlib.use("agg")
+    with open(pickled, "rb") as file:
+        return pickle.load(file)
+
+
+def draw(pickled, translate, family, target, **savefig):
+    """Draw the figure *pickled* again with its texts translated, in the font *family*."""
+    figure = load_figure(pickled)
+    from matplotlib.text import Text  # after load_figure(), which makes matplotlib importable
+
+    for artist in figure.findobj(Text):
+        text = artist.get_text()
+        if text:
+            artist.set_text(translate(text))
+            artist.set_fontfamily([family, "DejaVu Sans"])  # Latin and symbols from the second
+    figure.savefig(target, **savefig)
+    import matplotlib.pyplot as plt
+
+    plt.close(figure)
+
+
+# -- In the build ------------------------------------------------------------------------------
+
+
+def _example(app, docname):
+    """The example a gallery page was made from, or None."""
+    from site_extensions.recordings import _gallery_source
+
+    return _gallery_source(app, docname)
+
+
+def _translator(app, docname):
+    """``translate(text)`` with the page's catalog in the build's language."""
+    from sphinx.locale import init
+    from sphinx.util.i18n import docname_to_domain
+
+    domain = docname_to_domain(docname, app.config.gettext_compact)
+    dirs = [os.path.join(app.srcdir, folder) for folder in app.config.locale_dirs]
+    catalog, _ = init(dirs, app.config.language, domain)
+    return lambda text: catalog.gettext(text)
+
+
+def _message(text, source, line):
+    """A node the gettext builder extracts *text* from, located at *source*:*line*."""
+    node = nodes.paragraph(text, text)
+    node.source, node.line = str(source), line
+    return node
+
+
+def offer(app, doctree):
+    """In a gettext build, make each comment, docstring and figure text of a page a message.
+
+    The messages stand in the page after the code block or figure they belong
+    to, so that the catalog lists them in the page's order.
+    """
+    docname = app.env.current_document.docname
+    source = _example(app, docname)
+    if app.builder.name != "gettext" or source is None:
+        return
+    from site_extensions.recordings import cells_of
+
+    for code, _ in cells_of(doctree):
+        notes = [_message(text, source, 1) for _, text, _ in texts(code.astext())]
+        code.parent.insert(code.parent.index(code) + 1, nodes.container("", *notes))
+    for figure in list(doctree.findall(_figure_nodes)):
+        pickled = _pickle_of(app, figure)
+        if pickled:
+            words = figure_texts(load_figure(pickled))
+            figure.parent.insert(figure.parent.index(figure) + 1,
+                                 nodes.container("", *(_message(w, source, 1) for w in words)))
+
+
+def _figure_nodes(node):
+    from sphinx_gallery.directives import imgsgnode
+
+    return isinstance(node, (imgsgnode, nodes.image))
+
+
+def _pickle_of(app, figure):
+    """The kept figure behind a Sphinx-Gallery figure node, or None."""
+    uri = figure.get("uri", "")
+    path = os.path.join(app.srcdir, uri.lstrip("/")) + PICKLE
+    return path if "sphx_glr_" in uri and os.path.isfile(path) else None
+
+
+def localize(app, doctree):
+    """In a translated build, translate a gallery page's comments, docstrings and figures."""
+    from site_extensions.bilingual import is_translated_build
+    from site_extensions.recordings import cells_of
+
+    docname = app.env.current_document.docname
+    if not is_translated_build(app.config) or _example(app, docname) is None:
+        return
+    translate, refused = _translator(app, docname), []
+    for code, _ in cells_of(doctree):
+        english = code.astext()
+        text, rejected = localized_code(english, translate)
+        refused += rejected
+        if text != english:
+            code.children = [nodes.Text(text)]
+            code.rawsource = text
+    _note_refusals(app, docname, refused)
+    for figure in list(doctree.findall(_figure_nodes)):
+        pickled = _pickle_of(app, figure)
+        if pickled:
+            figure["uri"] = _localized_figure(app, figure["uri"], pickled, translate)
+            if figure.get("srcset"):
+                figure["srcset"] = figure["uri"]
+
+
+def _note_refusals(app, docname, refused):
+    """Report the comment and docstring translations that would change the code, at their line."""
+    from sphinx.util.i18n import docname_to_domain
+    from site_extensions.translation_safety import catalog_entry, refusals_of
+
+    domain = docname_to_domain(docname, app.config.gettext_compact)
+    found = refusals_of(app.env).setdefault(docname, [])
+    for text in refused:
+        where = catalog_entry(app.srcdir, app.config, domain, text) or docname
+        found.append((where, "it changes the code, not only the words of its comment or "
+                             "docstring (a line break, a quote that ends it)"))
+
+
+def _localized_figure(app, uri, pickled, translate):
+    """Draw the figure again in the build's language; return its URI."""
+    from languages import by_sphinx_code
+    from site_extensions.offline_copies import CJK_REGION
+
+    lang = by_sphinx_code(app.config.language)
+    family = f"Noto Sans CJK {CJK_REGION.get(lang.script, 'SC')}"
+    folder, name = uri.rsplit("/", 1)
+    localized = f"{folder}/{app.config.language}/{name}"
+    target = os.path.join(app.srcdir, localized.lstrip("/"))
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    draw(pickled, translate, family, target)
+    return localized
+
+
+# -- Downloads ------------------------------------------------------------------------------
+
+
+def localized_script(path, translate, parse):
+    """The example at *path* with its prose, comments and docstrings translated.
+
+    Sphinx-Gallery's cells stay where they are: the module docstring and each
+    ``# %%`` cell of comment lines hold reST prose, translated message by
+    message (:func:`localized_prose`); code cells keep every token
+    (:func:`localized_code`). Returns (text, [English texts refused]).
+    """
+    from sphinx_gallery.py_source_parser import split_code_and_text_blocks
+
+    source = open(path, encoding="utf-8").read()
+    lines = source.splitlines(keepends=True)
+    _, blocks = split_code_and_text_blocks(str(path))
+    ends = [block.lineno for block in blocks[1:]] + [len(lines) + 1]
+    pieces, refused = [], []
+    for index, (block, end) in enumerate(zip(blocks, ends, strict=True)):
+        chunk = "".join(lines[block.lineno - 1 : end - 1])
+        if block.type == "code":
+            chunk, rejected = localized_code(chunk, translate)
+            refused += rejected
+        elif index == 0:  # the module docstring: the title and the introduction
+            match = re.match(r'(\s*[rRuU]?"""\n?)(.*?)(\n?""")', chunk, re.S)
+            if match:
+                body = localized_prose(match[2], translate, parse)
+                chunk = match[1] + body + match[3] + chunk[match.end():]
+        else:  # "# " comment lines
+            text = "".join(re.sub(r"^# ?", "", line) for line in chunk.splitlines(keepends=True))
+            body = localized_prose(text, translate, parse)
+            chunk = "".join(f"# {line}".rstrip() + "\n" for line in body.splitlines())
+        pieces.append(chunk)
+    script = "".join(pieces)
+    if code_tokens(script) != code_tokens(source):  # never hand out another program
+        return source, refused + ["(the script as a whole)"]
+    return script, refused
+
+
+def write_downloads(app, exception):
+    """In a translated HTML build, replace each example's downloads by the localized ones."""
+    from site_extensions.bilingual import is_translated_build
+
+    if exception is not None or app.builder.name != "html" or not is_translated_build(app.config):
+        return
+    from sphinx_gallery.notebook import jupyter_notebook, save_notebook
+    from sphinx_gallery.py_source_parser import split_code_and_text_blocks
+
+    parse = _prose_parser(app)
+    downloads = {str(source): str(dest) for source, (_, dest) in app.env.dlfiles.items()}
+    for source, dest in downloads.items():
+        path = os.path.join(app.srcdir, source)
+        if not source.endswith(".py") or not os.path.isfile(path):
+            continue
+        docname = os.path.splitext(source)[0]
+        example = _example(app, docname)
+        if example is None:
+            continue
+        script, _ = localized_script(example, _translator(app, docname), parse)
+        folder = os.path.join(app.outdir, "_downloads")
+        target = os.path.join(folder, dest)
+        with open(target, "w", encoding="utf-8") as out:
+            out.write(script)
+        _, blocks = split_code_and_text_blocks(target)
+        notebook = jupyter_notebook(blocks, app.config.sphinx_gallery_conf, os.path.dirname(path))
+        stem = os.path.basename(docname)
+        if f"{docname}.ipynb" in downloads:
+            save_notebook(notebook, os.path.join(folder, downloads[f"{docname}.ipynb"]))
+        if f"{docname}.zip" in downloads:
+            _rezip(os.path.join(folder, downloads[f"{docname}.zip"]), stem, target, notebook)
+
+
+def _rezip(zip_path, stem, script, notebook):
+    """The example's zip of its script and notebook, in the build's language, reproducibly."""
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in ((f"{stem}.py", open(script, "rb").read()),
+                           (f"{stem}.ipynb", json.dumps(notebook, indent=2).encode())):  # fmt: skip
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+
+
+def _prose_parser(app):
+    """Parse reST prose as the checks do, with the project's roles known."""
+    from translation.checks.parsing import rst_document
+
+    roles = frozenset(["ref", "doc", "class", "func", "meth", "mod", "attr", "data", "exc", "obj",
+                       "download", "numref", "term", "envvar", "option", "any"])  # fmt: skip
+    return lambda text: rst_document(text, roles)
+
+
+def setup(app):
+    """Register the handlers."""
+    app.connect("doctree-read", offer)
+    app.connect("doctree-read", localize, priority=400)  # before the image collector
+    app.connect("build-finished", write_downloads)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,243 @@
+"""Recorded example output is data: verified, matched to its source, and shown as text.
+
+``make outputs`` (conf/site_build/outputs.py) executes the examples on one machine,
+typically one with GPUs, and records for each example the checksum of the
+source it ran, the text each code cell printed and how it was produced
+(provenance.py's facts), signed with the maintainers' Ed25519 key. A build
+given recordings (``-D recordings=FILE,...``: ``make html OUTPUTS=...``,
+``DP_OUTPUTS_URL`` on Read the Docs) still executes every example itself, so
+its pages, figures and downloads are made from the trusted sources; from a
+recording it takes only the text the cells printed, and only for an example
+whose recording
+
+* is signed by a key of ``conf/recording-keys.txt`` (a recording cannot vouch
+  for itself: the key is not in it),
+* is well formed and within the size limits below,
+* was made from the example's current source (Sphinx-Gallery's checksum)
+  and has one entry per code cell of this build's page.
+
+Otherwise the build says why in one line and shows its own output. The
+recorded text becomes text nodes: it is shown as it is, never parsed as reST
+or HTML. Nothing is installed anywhere: a build without recordings uses none.
+"""
+
+import base64
+import binascii
+import json
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.util import logging
+
+from site_layout import CONF
+
+logger = logging.getLogger(__name__)
+
+FORMAT = 2
+MAX_FILE = 8 * 2**20  # bytes of a recording file
+MAX_CELL = 2**20  # characters one cell may have printed
+MAX_CELLS = 500  # code cells of one example
+MAX_FACT = 200  # characters of one provenance fact
+FACTS = {"date", "commit", "torch", "python", "cuda", "driver", "gpus"}
+KEYS_FILE = CONF / "recording-keys.txt"
+
+
+class RecordingRefused(Exception):
+    """A recording, or its entry for one example, that this build does not use."""
+
+
+def trusted_keys(path=KEYS_FILE):
+    """The Ed25519 public keys of *path*: one base64 line each, ``#`` comments."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    keys = []
+    for line in Path(path).read_text("utf-8").splitlines() if Path(path).is_file() else []:
+        line = line.split("#", 1)[0].strip()
+        if line:
+            keys.append(Ed25519PublicKey.from_public_bytes(base64.b64decode(line)))
+    return keys
+
+
+def sign(recording, private_key_file):
+    """Return the signed file for the *recording* dict, with the PEM key at *private_key_file*."""
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    key = load_pem_private_key(Path(private_key_file).read_bytes(), password=None)
+    text = json.dumps(recording, indent=1, sort_keys=True, ensure_ascii=False)
+    signature = base64.b64encode(key.sign(text.encode())).decode()
+    return json.dumps({"recording": text, "signature": signature}, indent=1) + "\n"
+
+
+def verified(path, keys):
+    """Return the recording of the signed file *path*; raise RecordingRefused saying why."""
+    from cryptography.exceptions import InvalidSignature
+
+    path = Path(path)
+    if not path.is_file():
+        raise RecordingRefused("no such file")
+    if path.stat().st_size > MAX_FILE:
+        raise RecordingRefused(f"larger than {MAX_FILE // 2**20} MiB")
+    if not keys:
+        raise RecordingRefused(f"no trusted key in {KEYS_FILE.name} (README, 'Recordings')")
+    try:
+        signed = json.loads(path.read_bytes())
+        text, signature = signed["recording"], base64.b64decode(signed["signature"], validate=True)
+        message = text.encode()
+    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error):
+        raise RecordingRefused("not a signed recording made by make outputs") from None
+    for key in keys:
+        try:
+            key.verify(signature, message)
+            break
+        except InvalidSignature:
+            continue
+    else:
+        raise RecordingRefused("its signature is not from a trusted key")
+    recording = json.loads(text)
+    if not isinstance(recording, dict) or recording.get("format") != FORMAT:
+        raise RecordingRefused(f"not a recording of format {FORMAT}")
+    if not isinstance(recording.get("examples"), dict):
+        raise RecordingRefused("it lists no examples")
+    return recording
+
+
+def _checked(name, example):
+    """Return (md5, cells, facts) of a recording's *example* entry if well formed."""
+    md5, cells, facts = example.get("md5"), example.get("cells"), example.get("executed")
+    if not isinstance(md5, str) or not isinstance(cells, list) or not isinstance(facts, dict):
+        raise RecordingRefused(f"{name}: its entry is not well formed")
+    if len(cells) > MAX_CELLS or any(
+        cell is not None and (not isinstance(cell, str) or len(cell) > MAX_CELL) for cell in cells
+    ):
+        raise RecordingRefused(f"{name}: its cells are not text within {MAX_CELL} characters")
+    kept = {}
+    for key, value in facts.items():
+        values = value if key == "gpus" and isinstance(value, list) else [value]
+        if key not in FACTS or not all(
+            v is None or (isinstance(v, str) and len(v) <= MAX_FACT and v.isprintable())
+            for v in values
+        ):
+            raise RecordingRefused(f"{name}: its provenance holds {key!r} as {value!r:.40}")
+        kept[key] = value
+    return md5, cells, kept
+
+
+def choose(paths, examples_dir, keys=None, labels=None):
+    """Return ({example file name: (cells, facts)}, report lines) for the recordings *paths*.
+
+    Later recordings win for the same example (shards merge). An example whose
+    source changed since it was recorded is not chosen. The report names each
+    recording by ``labels[path]`` (where it came from) if given.
+    """
+    from sphinx_gallery.utils import get_md5sum
+
+    keys = trusted_keys() if keys is None else keys
+    chosen, report = {}, []
+    for path in paths:
+        label = (labels or {}).get(path, path)
+        try:
+            recording = verified(path, keys)
+        except RecordingRefused as why:
+            report.append(f"recording {label} not used: {why}; the examples show this build's output")
+            continue
+        for name, example in sorted(recording["examples"].items()):
+            source = Path(examples_dir, name)
+            try:
+                if Path(name).name != name or not source.is_file():
+                    raise RecordingRefused(f"{name}: no such example here")
+                md5, cells, facts = _checked(name, example)
+                if md5 != get_md5sum(source, mode="t"):
+                    raise RecordingRefused(f"{name}: its source changed since it was recorded "
+                                           f"(commit {facts.get('commit', '?')})")  # fmt: skip
+            except RecordingRefused as why:
+                report.append(f"recording {label} not used for {why}; this build's output is shown")
+                continue
+            chosen[name] = (cells, facts)
+            gpus = facts.get("gpus") or []
+            where = f"{len(gpus)} × {gpus[0]}" if gpus else "no GPU"
+            report.append(f"{name}: recorded output used ({label}; commit "
+                          f"{facts.get('commit', '?')}, {facts.get('date', '?')}, {where})")  # fmt: skip
+    return chosen, report
+
+
+# -- In the build ----------------------------------------------------------------
+
+
+def cells_of(doctree):
+    """[[code block, its output block or None], ...] of a gallery page, in order."""
+    cells = []
+    for block in doctree.findall(nodes.literal_block):
+        if "sphx-glr-script-out" in block["classes"]:
+            if cells and cells[-1][1] is None:
+                cells[-1][1] = block
+        elif block.get("language") == "Python":  # Sphinx-Gallery's code cells
+            cells.append([block, None])
+    return cells
+
+
+def _gallery_source(app, docname):
+    """The example an executed gallery page was made from, or None for other pages."""
+    gallery = app.config.gallery_folder
+    if not docname.startswith(gallery + "/"):
+        return None
+    source = Path(app.srcdir, app.config.examples_folder, docname[len(gallery) + 1 :] + ".py")
+    return source if source.is_file() else None
+
+
+def recorded_facts(app, docname):
+    """The provenance of the recorded output a page shows, or None."""
+    source = _gallery_source(app, docname)
+    chosen = getattr(app, "dp_recorded", {})
+    return chosen[source.name][1] if source is not None and source.name in chosen else None
+
+
+def load(app):
+    """Verify and choose the build's recordings, once, before any page is read."""
+    app.dp_recorded, app.dp_cells = {}, {}
+    paths = [p for p in app.config.recordings if p]
+    if paths:
+        app.dp_recorded, report = choose(paths, Path(app.srcdir, app.config.examples_folder))
+        for line in report:
+            logger.info(line)
+
+
+def use_or_record(app, doctree):
+    """Show a page's recorded output, or note what its cells printed (make outputs)."""
+    docname = app.env.current_document.docname
+    source = _gallery_source(app, docname)
+    if source is None:
+        return
+    cells = cells_of(doctree)
+    if app.config.record_outputs_to:
+        app.dp_cells[source.name] = [out.astext() if out is not None else None for _, out in cells]
+        return
+    if source.name not in app.dp_recorded:
+        return
+    recorded, _ = app.dp_recorded[source.name]
+    if len(recorded) != len(cells):
+        logger.info(f"recording not used for {source.name}: {len(recorded)} cells recorded, "
+                    f"{len(cells)} on this page")  # fmt: skip
+        del app.dp_recorded[source.name]
+        return
+    for (code, output), text in zip(cells, recorded, strict=True):
+        if output is not None:
+            output.parent.remove(output)
+        if text is not None:
+            block = nodes.literal_block(text, text, classes=["sphx-glr-script-out"], language="none")
+            code.parent.insert(code.parent.index(code) + 1, block)
+
+
+def write_cells(app, exception):
+    """In make outputs, write what every executed example's cells printed."""
+    if exception is None and app.config.record_outputs_to:
+        Path(app.config.record_outputs_to).write_text(json.dumps(app.dp_cells), "utf-8")
+
+
+def setup(app):
+    """Register the config values and the handlers."""
+    app.add_config_value("recordings", [], "env", types=[list])
+    app.add_config_value("record_outputs_to", "", "env", types=[str])
+    app.connect("builder-inited", load)
+    app.connect("doctree-read", use_or_record)
+    app.connect("build-finished", write_cells)
+    return {"parallel_read_safe": False, "parallel_write_safe": True}

@@ -1,0 +1,390 @@
+"""A translation adds words to a page, never HTML, scripts, unsafe links or directives.
+
+English sources are trusted; translations come from volunteers' pull requests,
+and every pull request is built. In a translated build:
+
+* :class:`RememberEnglish`, just before Sphinx's i18n ``Locale`` transform,
+  notes what each translatable node holds beyond words (raw HTML, images,
+  downloads, substitutions, math, event-handler attributes) and where its
+  links lead, and turns off file insertion (``include``, ``literalinclude``,
+  ``raw :file:``) while Locale parses the translations.
+* Every source parser is wrapped (:func:`guard_parsers`): a translation that
+  parses to something other than a paragraph or a title (an HTML block, a
+  directive) becomes a paragraph of its own text, marked refused.
+* :class:`RefuseAdditions`, just after Locale, refuses a translation that
+  holds any of the above where its English does not, that links a host or a
+  scheme its English does not link (translation/links.py: the rule
+  ``make check`` applies too), that spans lines (what follows a line break
+  can be a directive or an HTML block), that was marked refused, or that
+  Locale could not use. The node shows the catalog entry as
+  plain text instead, and the refusal names the catalog and line.
+* ``sphinx.po`` reaches the page through the templates (ours, the theme's
+  and Sphinx's), which write it into HTML unescaped. :func:`escape_templates`
+  gives the templates a gettext that returns a translation as text, escaped
+  for HTML (text and attributes); only where the English itself holds HTML
+  may the translation keep exactly that HTML and add no character that can
+  end a tag, an attribute or a string; otherwise the English is shown and
+  the build fails. Our templates escape further where a string lands
+  elsewhere: ``css_string`` for CSS, ``text|tojson`` for JSON.
+  A ``sphinx.js`` beside the catalogs would become every page's
+  ``translations.js``: the build stops.
+
+Every refusal fails the build, with or without ``-W``; what was written is
+already neutralised. content_security_policy.py is the next layer: a script
+that got through anyway would not run.
+"""
+
+from collections import Counter
+from html.parser import HTMLParser
+from pathlib import Path
+from docutils import nodes
+from markupsafe import Markup
+from sphinx import addnodes
+from sphinx.errors import SphinxError
+from sphinx.locale import get_translator
+from sphinx.transforms import SphinxTransform
+from sphinx.transforms.i18n import parse_noqa
+from sphinx.util import logging
+from sphinx.util.i18n import docname_to_domain
+from sphinx.util.nodes import LITERAL_TYPE_NODES, extract_messages
+
+from site_extensions.bilingual import is_translated_build
+from translation.catalogs import is_translated, messages, msgstr_line, read
+from translation.links import ERROR, judge
+
+logger = logging.getLogger(__name__)
+
+# What a translation may add freely: words, emphasis, code, internal links,
+# and links whose scheme is checked below. Anything else must be in the English.
+FREE = {
+    nodes.paragraph, nodes.title, nodes.caption, nodes.rubric, nodes.term, nodes.line,
+    nodes.field_name, nodes.literal_block, nodes.doctest_block, nodes.emphasis,
+    nodes.strong, nodes.literal, nodes.inline, nodes.reference, nodes.target,
+    nodes.title_reference, nodes.subscript, nodes.superscript, nodes.abbreviation,
+    nodes.acronym, nodes.footnote_reference, nodes.citation_reference,
+    nodes.problematic, nodes.generated, addnodes.pending_xref,
+    addnodes.literal_emphasis, addnodes.literal_strong,
+}  # fmt: skip
+TARGETS = ("uri", "reftarget", "refname")  # what an image, a download, a substitution shows
+# Their translation changes only an attribute the HTML writer escapes (a meta
+# tag's content, a toctree's caption).
+ATTRIBUTE_ONLY = (nodes.meta, addnodes.translatable)
+# What Locale expects a msgstr to parse to; anything else (raw, a directive's
+# output) is refused. A translated title parses to a section; a literal block
+# or an image (gettext_additional_targets) to itself.
+PARSED_AS = (nodes.paragraph, nodes.section, nodes.literal_block, nodes.image)
+INTERFACE = "sphinx"  # the catalog of the templates' and Sphinx's own strings
+# Characters that end or escape an HTML attribute, a CSS or a JavaScript
+# string, and the line breaks that end a CSS string or a JavaScript line.
+BREAKOUTS = "<>\"'`&\\\n\r\f\v\x85\u2028\u2029"
+
+
+class TranslationRefused(SphinxError):
+    """A translation file the build must not use at all."""
+
+    category = "Translation refused"
+
+
+def additions(node):
+    """Map what *node* shows beyond words (a translation must not add any) to a reason."""
+    found = {}
+    for element in node.findall(nodes.Element):
+        if type(element) not in FREE:  # exactly: download_reference is a reference
+            target = next((element[a] for a in TARGETS if element.get(a)), "")
+            payload = isinstance(element, (nodes.FixedTextElement, nodes.math))  # raw, math
+            text = element.astext() if payload else ""
+            kind = " ".join(filter(None, (element.tagname, element.get("format"))))
+            found[kind, target, text] = f"{kind} {text or target!r}"
+        for name, value in element.attributes.items():
+            if name.lower().startswith("on"):
+                found["attribute", name, str(value)] = f"an event-handler attribute: {name}"
+    return found
+
+
+def links(node):
+    """The URLs that *node*'s links and images lead to."""
+    return {url for element in node.findall(nodes.Element)
+            for url in (element.get("refuri"), element.get("uri")) if url}  # fmt: skip
+
+
+def catalog_files(srcdir, config, domain):
+    """The existing catalogs of *domain* for the build's language, one per locale folder."""
+    found = (Path(srcdir, d, config.language, "LC_MESSAGES", domain + ".po").resolve()
+             for d in config.locale_dirs)  # fmt: skip
+    return [po for po in dict.fromkeys(found) if po.is_file()]
+
+
+def msgstr_location(po, message):
+    """Return ``catalog:line`` of *message*'s msgstr."""
+    lines = po.read_text("utf-8").split("\n")
+    return f"{po}:{msgstr_line(lines, message)}"
+
+
+def catalog_entry(srcdir, config, domain, msgid):
+    """Return ``catalog:line`` of *msgid*'s translation in *domain*, or None."""
+    for po in catalog_files(srcdir, config, domain):
+        message = read(po).get(msgid)
+        if message is not None and is_translated(message):
+            return msgstr_location(po, message)
+    return None
+
+
+def guarded(parser):
+    """Return *parser* made to turn a translation that is not one paragraph or title into text."""
+
+    class Guarded(parser):
+        def parse(self, inputstring, document):
+            super().parse(inputstring, document)
+            # How sphinx.transforms.i18n names the document of a msgstr.
+            if not document["source"].endswith(":<translated>"):
+                return
+            if not (document[:1] and isinstance(document[0], PARSED_AS)):
+                refused = nodes.inline(inputstring, inputstring, refused=True)
+                document[:] = [nodes.paragraph("", "", refused)]
+
+    Guarded.__name__ = Guarded.__qualname__ = f"Guarded{parser.__name__}"
+    return Guarded
+
+
+def guard_parsers(app):
+    """In a translated build, wrap every registered source parser with :func:`guarded`."""
+    if is_translated_build(app.config):
+        for parser in set(app.registry.get_source_parsers().values()):
+            app.add_source_parser(guarded(parser), override=True)
+
+
+def neutralise(node, msgstr):
+    """Show *msgstr* as plain text in place of what Locale made of it."""
+    if isinstance(node, nodes.TextElement) and not isinstance(node, nodes.raw):
+        node[:] = [nodes.Text(msgstr)]
+    else:  # a raw node or an image translated as a whole
+        text = nodes.inline if isinstance(node.parent, nodes.TextElement) else nodes.paragraph
+        node.replace_self(text(msgstr, msgstr))
+
+
+class RememberEnglish(SphinxTransform):
+    """Note what each translatable node holds beyond words; no file insertion in translations."""
+
+    default_priority = 19  # just before sphinx.transforms.i18n.Locale (20)
+
+    def apply(self, **kwargs):
+        if not is_translated_build(self.config):
+            return
+        # Locale parses every msgstr with this document's settings.
+        settings = self.document.settings
+        self.document.translation_safety = (
+            settings.file_insertion_enabled,
+            [(node, msg, (additions(node), links(node)))
+             for node, msg in extract_messages(self.document)],
+        )
+        settings.file_insertion_enabled = False
+
+
+class RefuseAdditions(SphinxTransform):
+    """Refuse and neutralise what a translation added; record where it came from."""
+
+    default_priority = 21  # just after Locale
+
+    def apply(self, **kwargs):
+        noted = getattr(self.document, "translation_safety", None)
+        if noted is None:
+            return
+        del self.document.translation_safety  # doctrees are pickled
+        self.document.settings.file_insertion_enabled, messages = noted
+        docname = self.env.current_document.docname
+        domain = docname_to_domain(docname, self.config.gettext_compact)
+        catalog = get_translator(domain)  # as Locale loaded it
+        refused, neutralised = [], []
+        for node, msg, english in messages:
+            msgstr = catalog.gettext(msg)
+            if not isinstance(node, LITERAL_TYPE_NODES):
+                msgstr, _ = parse_noqa(msgstr)
+            if not msgstr.strip() or msgstr == msg or isinstance(node, ATTRIBUTE_ONLY):
+                continue
+            reasons = refusals(node, msg, msgstr, english)
+            if not reasons:
+                continue
+            if shown(node) and node not in neutralised:  # an image comes twice: alt, URI
+                neutralise(node, msgstr)
+                neutralised.append(node)
+            where = catalog_entry(self.env.srcdir, self.config, domain, msg)
+            refused.append((where or f"{node.source}:{node.line}", "; ".join(reasons)))
+        refusals_of(self.env)[docname] = refused
+
+
+def refusals(node, msg, msgstr, english):
+    """Return why the translation *msgstr* of *node* (English *msg*) is refused."""
+    reasons = []
+    literal = isinstance(node, LITERAL_TYPE_NODES)  # Locale parses these as literal text
+    if not literal and len(msgstr.splitlines()) > len(msg.splitlines()):
+        reasons.append("it spans lines (what follows a line break may be a directive or HTML)")
+    # An image or empty literal block parsed for a paragraph leaves it empty.
+    emptied = not node.children and not isinstance(node, nodes.image)
+    if not shown(node) or emptied or any(n.get("refused") for n in node.findall(nodes.inline)):
+        reasons.append("it is not one paragraph or title (an HTML block or a directive?)")
+    else:
+        kept, english_links = english
+        reasons += [why for key, why in additions(node).items() if key not in kept]
+        for url in sorted(links(node)):
+            verdict = judge(url, english_links)
+            if verdict and verdict[0] == ERROR:
+                reasons.append(f"{verdict[1]} ({url})")
+    return reasons
+
+
+def shown(node):
+    """True if the page shows Locale's translation of *node*.
+
+    Locale marks an image untranslated even when it took the translation's
+    alt text or, with ``gettext_additional_targets``, its URI.
+    """
+    return bool(node.get("translated")) or isinstance(node, nodes.image)
+
+
+def refusals_of(env):
+    """The refusals recorded in *env*: {docname or "sphinx": [(location, reason)]}."""
+    if not hasattr(env, "refused_translations"):
+        env.refused_translations = {}
+    return env.refused_translations
+
+
+class _Markup(HTMLParser):
+    """Count the tags, comments and declarations of a string."""
+
+    def __init__(self, text):
+        super().__init__(convert_charrefs=True)
+        self.found = Counter()
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        self.found["<", tag, tuple(attrs)] += 1
+
+    handle_startendtag = handle_starttag
+
+    def handle_endtag(self, tag):
+        self.found["</", tag] += 1
+
+    def handle_comment(self, data):
+        self.found["<!--", data] += 1
+
+    handle_decl = handle_pi = unknown_decl = handle_comment
+
+
+def interface_problems(english, translation):
+    """Return why *translation* of the interface string *english* may not be shown."""
+    reasons = []
+    if _Markup(translation).found != _Markup(english).found:
+        reasons.append("its HTML is not exactly the English's")
+    extra = [c for c in BREAKOUTS if translation.count(c) > english.count(c)]
+    if extra:
+        reasons.append(f"it adds {' '.join(extra)}, which can end a tag, an attribute or a string")
+    return reasons
+
+
+def has_markup(english):
+    """True if the interface string *english* is HTML itself (a tag or an entity)."""
+    return "<" in english or "&" in english
+
+
+def shown_translation(english, translation):
+    """What the templates write for *translation* of *english*: text, or the English's HTML."""
+    if not has_markup(english):
+        return Markup.escape(translation)
+    if translation != english and interface_problems(english, translation):
+        return Markup(english)  # check_interface reports it and fails the build
+    return Markup(translation)
+
+
+def escape_templates(app):
+    """Make the templates' gettext return translations escaped for HTML (see shown_translation)."""
+    templates = getattr(app.builder, "templates", None)
+    environment = getattr(templates, "environment", None)
+    if environment is None or "gettext" not in environment.globals:
+        return  # a builder without Jinja templates
+    gettext, ngettext = environment.globals["gettext"], environment.globals["ngettext"]
+    environment.install_gettext_callables(
+        gettext=lambda english: shown_translation(english, gettext(english)),
+        ngettext=lambda one, many, n: shown_translation(one if n == 1 else many,
+                                                        ngettext(one, many, n)),
+    )  # fmt: skip
+    # Where a string lands outside HTML: {{ _("Out:")|css_string }}, {{ _("Copied")|text }}.
+    environment.filters["text"] = lambda value: value.unescape() if isinstance(value, Markup) else value
+    environment.filters["css_string"] = css_string
+
+
+def css_string(value):
+    """*value* (HTML-escaped or text) as a quoted CSS string.
+
+    Every ASCII character but letters, digits and spaces is a hex escape, so
+    nothing can end the string (a quote, a line break, a backslash) or the
+    ``<style>`` element (``</``); other characters cannot.
+    """
+    text = value.unescape() if isinstance(value, Markup) else str(value)
+    safe = lambda c: c.isalnum() or c == " " or not c.isascii()  # noqa: E731
+    return '"' + "".join(c if safe(c) else f"\\{ord(c):x} " for c in text) + '"'
+
+
+def check_interface(app):
+    """Refuse a sphinx.js; report sphinx.po entries whose HTML is not the English's."""
+    if not is_translated_build(app.config):
+        return
+    # Sphinx looks for sphinx.js relative to the working folder; check the source's too.
+    for base in (Path.cwd(), Path(app.srcdir)):
+        for locale_dir in app.config.locale_dirs:
+            script = Path(base, locale_dir, app.config.language, "LC_MESSAGES", "sphinx.js")
+            if script.is_file():
+                raise TranslationRefused(
+                    f"{script.resolve()}: would be served as every page's translations.js; "
+                    "translations are .po catalogs only. Remove it."
+                )
+    refused = []
+    for po in catalog_files(app.srcdir, app.config, INTERFACE):
+        for message in messages(read(po)):
+            # Plural entries are never compiled (compiled_catalogs.py); text is escaped.
+            if is_translated(message) and not message.pluralizable and has_markup(message.id):
+                reasons = interface_problems(message.id, message.string)
+                if reasons:
+                    reasons.append("the English is shown")
+                    refused.append((msgstr_location(po, message), "; ".join(reasons)))
+    refusals_of(app.env)[INTERFACE] = refused
+
+
+def report(app, env):
+    """Log every refusal, of this build's documents and of earlier ones still refused."""
+    for _, refused in sorted(refusals_of(env).items()):
+        for location, reason in refused:
+            logger.error(
+                "translation refused: %s. Markup, links and directives come from the "
+                "English; translate only its words.", reason, location=location,
+            )  # fmt: skip
+
+
+def fail_if_refused(app, exception):
+    """Fail the build, even without -W, while any translation is refused."""
+    if exception is None and any(refusals_of(app.env).values()):
+        app.statuscode = 1
+
+
+def purge(app, env, docname):
+    """Forget a document's refusals before it is read again."""
+    refusals_of(env).pop(docname, None)
+
+
+def merge(app, env, docnames, other):
+    """Take the refusals a parallel reader recorded."""
+    refusals_of(env).update({d: refusals_of(other).get(d, []) for d in docnames})
+
+
+def setup(app):
+    """Register the transforms and handlers."""
+    app.add_transform(RememberEnglish)
+    app.add_transform(RefuseAdditions)
+    app.connect("builder-inited", guard_parsers)
+    app.connect("builder-inited", check_interface)
+    app.connect("builder-inited", escape_templates)
+    app.connect("env-purge-doc", purge)
+    app.connect("env-merge-info", merge)
+    app.connect("env-updated", report)
+    app.connect("build-finished", fail_if_refused)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,263 @@
+"""Read and write translation catalogs: Babel's reader and writer, strict, with the old English.
+
+Every part of the project reads and writes ``.po`` files here, with Babel,
+which Sphinx (for the ``.mo`` files) and sphinx-intl use too. A catalog in
+the one form is what :func:`write` makes of it: Babel's, wrapped at
+:data:`WIDTH` characters, with its header fields, the revision date
+reset (editors stamp it on every save), and obsolete entries last. Three
+things Babel does not do are added here:
+
+* Strictness: Babel reads leniently (an unterminated string is taken as it
+  is), so :func:`read` first checks every line as ``msgfmt`` reads it
+  (:func:`line_problems`) and refuses the catalog at the first bad line.
+* The old English of a fuzzy entry (``#| msgid``): Babel reads those lines
+  as translator comments (python-babel/babel#206); :func:`read` turns them
+  back into ``Message.previous_id``.
+* Writing it: ``write_po(include_previous=True)`` wraps it like a comment,
+  across the quotes of a long string, which GNU gettext then rejects ("end-
+  of-line within string"); :func:`text` writes it with Babel's own string
+  formatting instead.
+
+The old English of an obsolete entry (``#~|``), its flags and locations are
+not kept: Babel has no place for them, and no page uses an obsolete entry.
+"""
+
+import io
+import re
+from pathlib import Path, PurePosixPath
+
+from babel.messages.catalog import Catalog  # noqa: F401  (for the callers that make one)
+from babel.messages.pofile import PoFileError, normalize, read_po, unescape, write_po
+
+WIDTH = 79
+UNSET_DATE = "YEAR-MO-DA HO:MI+ZONE"
+_STRING = r'"(?:[^"\\]|\\[\\"\'?abfnrtv]|\\[0-7]{1,3}|\\x[0-9a-fA-F]+)*"'
+_ENTRY_LINE = re.compile(
+    rf"^(?:#~ ?)?(?:(?P<keyword>[a-z_]+(?:\[\d+\])?)\s+)?(?P<string>{_STRING})\s*$"
+)
+_PARTS = {"msgctxt", "msgid", "msgid_plural", "msgstr", "msgstr[]"}
+# What may come after each part of an entry.
+_NEXT = {
+    None: {"msgctxt", "msgid"},
+    "msgctxt": {"msgid"},
+    "msgid": {"msgstr", "msgid_plural"},
+    "msgid_plural": {"msgstr[]"},
+    "msgstr": {"msgctxt", "msgid"},
+    "msgstr[]": {"msgstr[]", "msgctxt", "msgid"},
+}
+# A "#|" line as Babel keeps it: a translator comment "| msgid ..." or '| "..."'.
+_PREVIOUS = re.compile(r'^\|\s*(?:(msgctxt|msgid_plural|msgid)\s+)?(".*")$')
+
+
+class CatalogError(ValueError):
+    """A catalog that cannot be read; ``line`` says where."""
+
+    def __init__(self, line, message):
+        super().__init__(message)
+        self.line = line
+
+
+def _bad_line(text):
+    """Say what is wrong with a line that is neither a comment nor a valid entry line."""
+    body = text[3:] if text.startswith("#~ ") else text
+    keyword = body.split(None, 1)[0] if body.split() else ""
+    if not body.startswith('"') and not re.fullmatch(r"[a-z_]+(\[\d+\])?", keyword):
+        return f"keyword {keyword!r} unknown"
+    if re.sub(r"\\.", "", body).count('"') % 2:
+        return "end-of-line within string"
+    if re.search(r'\\[^\\"\'?abfnrtv0-7x]', body):
+        return "invalid control sequence"
+    return "syntax error"
+
+
+def line_problems(text):
+    """Return [(line, problem)] where ``msgfmt`` would reject the catalog *text*.
+
+    Each line must be a comment, a keyword with one quoted string or a quoted
+    continuation, in a valid order, and no entry may come twice.
+    """
+    problems, entries = [], []  # entries: [obsolete, {part: joined text}, msgid line]
+    state, state_line, recovering = None, 0, False
+    for number, line in enumerate(text.split("\n"), 1):
+        stripped = line.strip()
+        if not stripped or re.match(r"#(?!~)|#~\|", stripped):
+            continue  # a comment, or a previous msgid of an obsolete entry
+        match = _ENTRY_LINE.match(stripped)
+        keyword = match and match["keyword"]
+        part = "msgstr[]" if keyword and keyword.startswith("msgstr[") else keyword
+        if not match or (keyword and part not in _PARTS):
+            problems.append((number, _bad_line(stripped) if not match else
+                             f"keyword {keyword!r} unknown"))  # fmt: skip
+            state, recovering = None, True  # one mistake, one report
+            continue
+        string = unescape(match["string"])
+        if keyword is None:
+            if state is not None and entries:
+                entries[-1][1][state] = entries[-1][1].get(state, "") + string
+            elif state is None and not recovering:
+                problems.append((number, "a string with no keyword before it"))
+            continue
+        if recovering and part not in ("msgctxt", "msgid"):
+            continue
+        recovering = False
+        if part not in _NEXT[state]:
+            if state in ("msgctxt", "msgid", "msgid_plural") and part in ("msgctxt", "msgid"):
+                problems.append((state_line, "missing 'msgstr' section"))
+            else:
+                expected = " or ".join(sorted(_NEXT[state]))
+                problems.append((number, f"{keyword!r} where {expected} was expected"))
+        if part == "msgctxt" or (part == "msgid" and state != "msgctxt"):
+            entries.append([stripped.startswith("#~"), {}, number])
+        if entries:
+            entries[-1][1].setdefault(part, string)
+            if part == "msgid":
+                entries[-1][2] = number
+        state, state_line = part, number
+    if state in ("msgctxt", "msgid", "msgid_plural"):
+        problems.append((state_line, "missing 'msgstr' section"))
+    if not problems:  # else the entries are not what the translator meant
+        seen = {}
+        for obsolete, parts, line in entries:
+            key = (obsolete, parts.get("msgctxt"), parts.get("msgid"))
+            if key in seen:
+                problems.append((line, f"duplicate message definition (first at line {seen[key]})"))
+            seen.setdefault(key, line)
+    return sorted(problems)
+
+
+def catalog_language(path):
+    """The language of a catalog from its place, locale/<lang>/LC_MESSAGES/..., else None."""
+    parts = PurePosixPath(str(path).replace("\\", "/")).parts
+    if "LC_MESSAGES" in parts:
+        index = parts.index("LC_MESSAGES")
+        return parts[index - 1] if index else None
+    return None
+
+
+def _previous_ids(message):
+    """Move the ``#|`` lines that Babel read as comments into ``message.previous_id``."""
+    previous, kept, target = {}, [], None
+    for comment in message.user_comments:
+        match = _PREVIOUS.match(comment)
+        if match is None:
+            kept.append(comment)
+            continue
+        target = match[1] or target or "msgid"
+        previous[target] = previous.get(target, "") + unescape(match[2])
+    message.user_comments = kept
+    if "msgid" in previous:
+        message.previous_id = [previous["msgid"]] + (
+            [previous["msgid_plural"]] if "msgid_plural" in previous else [])  # fmt: skip
+
+
+def read(path, language=None):
+    """Return the Babel Catalog of the file *path*; its language defaults to its folder's.
+
+    Raise CatalogError at the first line ``msgfmt`` would reject.
+    """
+    try:
+        text = Path(path).read_text("utf-8")
+    except UnicodeDecodeError as err:
+        raise CatalogError(1, f"not UTF-8: {err.reason}") from None
+    return parse(text, language or catalog_language(path))
+
+
+def parse(text, language=None):
+    """Return the Babel Catalog of a catalog's *text*; raise CatalogError where it is bad."""
+    text = text.lstrip("\ufeff")
+    problems = line_problems(text)
+    if problems:
+        line, problem = problems[0]
+        raise CatalogError(line, f"cannot read this line ({problem})")
+    # Babel has no place for an obsolete entry's old English; blank lines keep the numbers.
+    lines = ["" if line.lstrip().startswith("#~|") else line for line in text.split("\n")]
+    try:  # a language Babel does not know is fine: its catalogs need no plural rules
+        catalog = read_po(lines, locale=language, abort_invalid=True)
+    except PoFileError as err:
+        raise CatalogError(err.lineno + 1, f"cannot read this line ({err})") from None
+    for message in [*catalog, *catalog.obsolete.values()]:
+        _previous_ids(message)
+    return catalog
+
+
+def messages(catalog, obsolete=False):
+    """The catalog's entries, without the header (with its obsolete ones if *obsolete*)."""
+    found = [message for message in catalog if message.id]
+    return found + list(catalog.obsolete.values()) if obsolete else found
+
+
+def english(message):
+    """A message's English: its msgid (the singular one of a plural entry)."""
+    return message.id if isinstance(message.id, str) else message.id[0]
+
+
+def is_translated(message):
+    """True for an entry whose translation the site uses: not empty, not fuzzy."""
+    strings = message.string if isinstance(message.string, (list, tuple)) else [message.string]
+    return any(strings) and not message.fuzzy
+
+
+def text(catalog, language=None):
+    """Return *catalog* in the one form (see the module's docstring)."""
+    if language:
+        catalog.locale = language
+    catalog.revision_date = UNSET_DATE
+    buffer = io.BytesIO()
+    write_po(buffer, catalog, width=WIDTH)
+    blocks = buffer.getvalue().decode("utf-8").split("\n\n")
+    # write_po ends every entry with a blank line, and no line of an entry is empty.
+    for index, message in enumerate(messages(catalog), 1):
+        if message.previous_id:
+            blocks[index] = _with_previous(blocks[index], message.previous_id)
+    return "\n\n".join(blocks)
+
+
+def _with_previous(block, previous_id):
+    """Put the ``#|`` lines of *previous_id* into an entry's *block*, before its msgctxt/msgid."""
+    lines = block.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith(("msgctxt ", "msgid ")))
+    old = []
+    for keyword, value in zip(("msgid", "msgid_plural"), previous_id):
+        # As the msgid below it is wrapped, then marked: Babel's normalize() counts a
+        # prefix once per word.
+        wrapped = normalize(value, width=WIDTH - len("#| ")).split("\n")
+        old += [f"#| {keyword} {wrapped[0]}", *(f"#| {line}" for line in wrapped[1:])]
+    return "\n".join(lines[:at] + old + lines[at:])
+
+
+def write(catalog, path, language=None):
+    """Write *catalog* to *path* in the one form unless it holds exactly that; True if written."""
+    path = Path(path)
+    new = text(catalog, language or catalog_language(path))
+    if path.is_file() and path.read_text("utf-8") == new:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(new, "utf-8")
+    return True
+
+
+def msgstr_line(lines, message, at=""):
+    """Return the line of *message*'s msgstr among the catalog's *lines* that holds *at*.
+
+    ``message.lineno`` is its msgid's line; without *at*, the msgstr keyword's line.
+    """
+    number = message.lineno or 1
+    while number <= len(lines) and not lines[number - 1].lstrip("#~ ").startswith("msgstr"):
+        number += 1
+    if number > len(lines):
+        return message.lineno or 1
+    string = message.string if isinstance(message.string, str) else "".join(message.string)
+    offset = string.find(at) if at else -1
+    seen, line = 0, number
+    while offset > 0 and line <= len(lines) and lines[line - 1].rstrip().endswith('"'):
+        seen += len(unescape(lines[line - 1][lines[line - 1].index('"'):].strip()))
+        if seen > offset:
+            return line
+        line += 1
+    return number
+
+
+def language_catalogs(locale_dir, lang):
+    """Map each catalog of *lang* under *locale_dir* (its domain, ``auto_examples/x``) to its path."""
+    base = Path(locale_dir) / lang / "LC_MESSAGES"
+    return {p.relative_to(base).with_suffix("").as_posix(): p for p in sorted(base.rglob("*.po"))}

@@ -1,0 +1,11 @@
+"""
+A tiny tutorial
+===============
+
+It prints one line.
+"""
+
+# %%
+# The line it prints.
+
+print("one line")
