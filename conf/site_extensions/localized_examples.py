@@ -36,7 +36,8 @@ from docutils import nodes
 # -- Comments and docstrings -------------------------------------------------------
 
 _LAYOUT = (tokenize.NL, tokenize.COMMENT, tokenize.ENCODING)
-_CONFIG = re.compile(r"^sphinx_gallery_\w+\s*=")  # Sphinx-Gallery's settings, not words
+# Not words for a reader: Sphinx-Gallery's settings and the directives of tools.
+_CONFIG = re.compile(r"^(?:sphinx_gallery_\w+\s*=|fmt:|noqa\b|type:|pragma:|pylint:)")
 
 
 def _tokens(code):
@@ -64,7 +65,9 @@ def texts(code):
 
     A run of whole-line comments at one indentation is one text (a paragraph
     of comment); a comment after code on its line is one; a docstring is its
-    text as ``inspect.cleandoc`` gives it. Sphinx-Gallery's settings are not texts.
+    text as ``inspect.cleandoc`` gives it, on one line (as Sphinx extracts a
+    paragraph: each line break a space). Sphinx-Gallery's settings and tools'
+    directives (``# fmt: skip``, ``# noqa``) are not texts.
     """
     found, run = [], []
     tokens = _tokens(code)
@@ -101,7 +104,7 @@ def texts(code):
 
 def _docstring_text(literal):
     body = literal.lstrip("rbuRBU")
-    return inspect.cleandoc(body[3:-3])
+    return inspect.cleandoc(body[3:-3]).replace("\n", " ")
 
 
 def _width(text):
@@ -109,11 +112,15 @@ def _width(text):
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
+_CJK = "\u3000-\u9fff\uff00-\uffef"
+_NO_LINE_START = set("，。、；：？！）」』”’")  # punctuation that never starts a line
+
+
 def _wrap(text, width):
     """Lines of *text* no wider than *width*, broken at spaces or between CJK characters."""
     lines, line = [], ""
-    for piece in re.findall(r"[\u3000-\u9fff\uff00-\uffef]|\S+\s*|\s+", text):
-        if line and _width(line + piece.rstrip()) > width:
+    for piece in re.findall(rf"[{_CJK}]|[^\s{_CJK}]+\s*|\s+", text):
+        if line and _width(line + piece.rstrip()) > width and piece not in _NO_LINE_START:
             lines.append(line.rstrip())
             line = piece.lstrip()
         else:
@@ -132,18 +139,19 @@ def _replace_span(code, span, new):
 def _rendered(kind, translation, span, code):
     """The source text of a translated comment or docstring, laid out like the English's."""
     indent = " " * span[1]
+    width = max(40, 79 - span[1] - 2)
     if kind == "docstring":
         literal = code.splitlines()[span[0] - 1][span[1]:]
         quote = literal.lstrip("rbuRBU")[:3]
         prefix = literal[: len(literal) - len(literal.lstrip("rbuRBU"))]
-        if "\n" not in translation:
+        lines = _wrap(translation, width - 4)
+        if len(lines) == 1:
             return f"{prefix}{quote}{translation}{quote}"
-        body = textwrap.indent(translation, indent).lstrip(" ")
+        body = textwrap.indent("\n".join(lines), indent).lstrip(" ")
         return f"{prefix}{quote}{body}\n{indent}{quote}"
     line = code.splitlines()[span[0] - 1]
     if line[: span[1]].strip():  # after code on its line: one line, as the English
         return "# " + translation
-    width = max(40, 79 - span[1] - 2)
     return ("\n" + indent).join("# " + part for part in _wrap(translation, width))
 
 
@@ -237,7 +245,8 @@ def figure_texts(figure):
     found = []
     for artist in figure.findobj(Text):
         text = artist.get_text()
-        if re.search("[A-Za-z]", text) and text not in found:
+        # Words, not names and numbers alone ("GPU 3", "0.5"): those stay as drawn.
+        if re.search("[a-z]{2}", text) and text not in found:
             found.append(text)
     return found
 
@@ -307,9 +316,11 @@ def offer(app, doctree):
     to, so that the catalog lists them in the page's order.
     """
     docname = app.env.current_document.docname
-    source = _example(app, docname)
-    if app.builder.name != "gettext" or source is None:
+    if app.builder.name != "gettext" or _example(app, docname) is None:
         return
+    # Located in the page's generated reST, as its paragraphs are: make update-po
+    # names the example it is made from.
+    source = doctree["source"]
     from site_extensions.recordings import cells_of
 
     for code, _ in cells_of(doctree):
