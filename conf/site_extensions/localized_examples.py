@@ -25,8 +25,10 @@ build shows and hands out is made from it and the page's catalog:
 
 import inspect
 import io
+import json
 import os
 import re
+import tempfile
 import textwrap
 import tokenize
 import unicodedata
@@ -181,39 +183,39 @@ def localized_code(code, translate):
 # -- Prose ---------------------------------------------------------------------------
 
 
-def localized_prose(rst, translate, parse):
-    """*rst* (a text cell of an example) with each message Sphinx extracts from it translated.
+def localized_prose(rst, translate, parse, accept=lambda rst: True):
+    """Return (*rst*, a text cell of an example, translated; [English messages refused]).
 
     *parse* turns reST into a doctree (as the checks parse messages); each
-    translatable node's source text is found in *rst* and replaced; a title's
-    underline is made as wide as the translated title.
+    translatable node's source text is found in *rst* and replaced, if
+    ``accept(new rst)``; a title's underline is made as wide as the
+    translated title.
     """
     from sphinx.util.nodes import extract_messages
 
-    done = 0
+    done, refused = 0, []
     for node, message in list(extract_messages(parse(rst))):
-        translation = translate(message.replace("\n", " "))
+        english = message.replace("\n", " ")
+        translation = translate(english)
         raw = node.rawsource
-        if translation == message.replace("\n", " ") or not raw.strip():
+        if translation == english or not raw.strip():
             continue
         source_lines = [line.strip() for line in raw.strip().splitlines()]
         pattern = r"\n[ \t]*".join(re.escape(line) for line in source_lines)
         match = re.compile(pattern).search(rst, done)
         if not match:
             continue
-        new = translation
-        if isinstance(node, nodes.title):
-            rest = rst[match.end():]
-            underline = re.match(r"\n([=\-^~\"'`#*+.:_])\1*", rest)
-            if underline:
-                mark = underline[1]
-                new += "\n" + mark * max(_width(translation), 1)
-                rst = rst[: match.start()] + new + rest[underline.end():]
-                done = match.start() + len(new)
-                continue
-        rst = rst[: match.start()] + new + rst[match.end():]
-        done = match.start() + len(new)
-    return rst
+        new, end = translation, match.end()
+        underline = re.match(r"\n([=\-^~\"'`#*+.:_])\1*", rst[end:])
+        if isinstance(node, nodes.title) and underline:
+            new += "\n" + underline[1] * max(_width(translation), 1)
+            end += underline.end()
+        candidate = rst[: match.start()] + new + rst[end:]
+        if not accept(candidate):
+            refused.append(english)
+            continue
+        rst, done = candidate, match.start() + len(new)
+    return rst, refused
 
 
 # -- Figures ---------------------------------------------------------------------------
@@ -240,15 +242,50 @@ def scrape(block, block_vars, gallery_conf, **kwargs):
 
 def figure_texts(figure):
     """The texts a reader reads on *figure*: titles, labels, tick labels, legends, notes."""
-    from matplotlib.text import Text  # the figure exists: matplotlib is importable
-
     found = []
-    for artist in figure.findobj(Text):
-        text = artist.get_text()
+    for text in _drawn_texts(figure):
         # Words, not names and numbers alone ("GPU 3", "0.5"): those stay as drawn.
         if re.search("[a-z]{2}", text) and text not in found:
             found.append(text)
     return found
+
+
+def _drawn_texts(figure):
+    from matplotlib.text import Text  # the figure exists: matplotlib is importable
+
+    ticks = [label for ax in figure.axes for axis in (ax.xaxis, ax.yaxis)
+             for label in axis.get_ticklabels(which="both")]  # fmt: skip
+    return [artist.get_text() for artist in [*figure.findobj(Text), *ticks]]
+
+
+def _translated_ticks(axis, translate, family):
+    """Make *axis* translate the labels its formatters give, in the font *family*.
+
+    Matplotlib makes the tick labels again each time it draws, from the
+    formatter: the label is translated there, not in the text it last drew.
+    """
+    from matplotlib.ticker import Formatter
+
+    class Translated(Formatter):
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __call__(self, x, pos=None):
+            return translate(self.inner(x, pos))
+
+        def format_ticks(self, values):
+            return [translate(label) for label in self.inner.format_ticks(values)]
+
+        def set_locs(self, locs):
+            self.inner.set_locs(locs)
+
+        def get_offset(self):
+            return self.inner.get_offset()
+
+    axis.set_major_formatter(Translated(axis.get_major_formatter()))
+    axis.set_minor_formatter(Translated(axis.get_minor_formatter()))
+    for label in axis.get_ticklabels(which="both"):  # new ticks copy the first one's font
+        label.set_fontfamily([family, "DejaVu Sans"])
 
 
 def load_figure(pickled):
@@ -266,10 +303,18 @@ def load_figure(pickled):
 
 
 def draw(pickled, translate, family, target, **savefig):
-    """Draw the figure *pickled* again with its texts translated, in the font *family*."""
+    """Draw the figure *pickled* again with its texts translated, in the font *family*.
+
+    *family* names one face of a font collection (``Noto Sans CJK TC`` is
+    face 3 of ``NotoSansCJK-Regular.ttc``): Matplotlib's font manager lists
+    every face of a ``.ttc`` and draws with the one of that name.
+    """
     figure = load_figure(pickled)
     from matplotlib.text import Text  # after load_figure(), which makes matplotlib importable
 
+    for ax in figure.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            _translated_ticks(axis, translate, family)
     for artist in figure.findobj(Text):
         text = artist.get_text()
         if text:
@@ -348,12 +393,22 @@ def _pickle_of(app, figure):
 
 
 def localize(app, doctree):
-    """In a translated build, translate a gallery page's comments, docstrings and figures."""
+    """In a translated build, translate a gallery page's comments, docstrings, figures, downloads.
+
+    The page's code blocks get the translated comments and docstrings, its
+    figures are drawn in the build's language; the gallery's thumbnails
+    follow the figures.
+    """
     from site_extensions.bilingual import is_translated_build
     from site_extensions.recordings import cells_of
+    from site_extensions.translation_safety import refusals_of
 
     docname = app.env.current_document.docname
-    if not is_translated_build(app.config) or _example(app, docname) is None:
+    if not is_translated_build(app.config):
+        return
+    _localize_thumbnails(app, doctree)
+    example = _example(app, docname)
+    if example is None:
         return
     translate, refused = _translator(app, docname), []
     for code, _ in cells_of(doctree):
@@ -363,41 +418,75 @@ def localize(app, doctree):
         if text != english:
             code.children = [nodes.Text(text)]
             code.rawsource = text
-    _note_refusals(app, docname, refused)
     for figure in list(doctree.findall(_figure_nodes)):
         pickled = _pickle_of(app, figure)
         if pickled:
             figure["uri"] = _localized_figure(app, figure["uri"], pickled, translate)
             if figure.get("srcset"):
                 figure["srcset"] = figure["uri"]
+    _note_refusals(app, docname, refused, refusals_of(app.env).setdefault(docname, []))
 
 
-def _note_refusals(app, docname, refused):
-    """Report the comment and docstring translations that would change the code, at their line."""
+def _note_refusals(app, docname, refused, found):
+    """Add to *found* the translations that would change the code, at their catalog's line."""
     from sphinx.util.i18n import docname_to_domain
-    from site_extensions.translation_safety import catalog_entry, refusals_of
+    from site_extensions.translation_safety import catalog_entry
 
     domain = docname_to_domain(docname, app.config.gettext_compact)
-    found = refusals_of(app.env).setdefault(docname, [])
     for text in refused:
         where = catalog_entry(app.srcdir, app.config, domain, text) or docname
-        found.append((where, "it changes the code, not only the words of its comment or "
-                             "docstring (a line break, a quote that ends it)"))
+        found.append((where, "it changes the code, not only the words of a comment, docstring "
+                             "or text cell (a line break in a comment, a quote that ends a "
+                             "docstring); the English is kept"))  # fmt: skip
 
 
-def _localized_figure(app, uri, pickled, translate):
-    """Draw the figure again in the build's language; return its URI."""
+def figure_family(language):
+    """The Noto CJK family (a face of the .ttc collection) with *language*'s regional glyphs."""
     from languages import by_sphinx_code
     from site_extensions.offline_copies import CJK_REGION
 
-    lang = by_sphinx_code(app.config.language)
-    family = f"Noto Sans CJK {CJK_REGION.get(lang.script, 'SC')}"
+    return f"Noto Sans CJK {CJK_REGION.get(by_sphinx_code(language).script, 'SC')}"
+
+
+def _localized_figure(app, uri, pickled, translate):
+    """Draw the figure again in the build's language, under images/<language>/; return its URI."""
     folder, name = uri.rsplit("/", 1)
     localized = f"{folder}/{app.config.language}/{name}"
     target = os.path.join(app.srcdir, localized.lstrip("/"))
     os.makedirs(os.path.dirname(target), exist_ok=True)
-    draw(pickled, translate, family, target)
+    draw(pickled, translate, figure_family(app.config.language), target)
     return localized
+
+
+_THUMBNAIL = re.compile(r"^(?P<folder>.*)/thumb/sphx_glr_(?P<name>.+)_thumb\.png$")
+
+
+def _localize_thumbnails(app, doctree):
+    """Point each gallery thumbnail made from a figure at one made from the translated figure."""
+    from sphinx_gallery.py_source_parser import extract_file_config
+    from sphinx_gallery.utils import scale_image
+
+    for image in doctree.findall(nodes.image):
+        match = _THUMBNAIL.match(image.get("uri", ""))
+        example = match and _example(app, f"{app.config.gallery_folder}/{match['name']}")
+        if not example:
+            continue
+        config = extract_file_config(example.read_text("utf-8"))
+        if "thumbnail_path" in config and "thumbnail_number" not in config:
+            continue  # a picture of its own, not a figure
+        number = config.get("thumbnail_number", 1)
+        figure = f"{match['folder']}/sphx_glr_{match['name']}_{number:03d}.png"
+        pickled = os.path.join(app.srcdir, figure.lstrip("/")) + PICKLE
+        if number < 1 or not os.path.isfile(pickled):
+            continue
+        translate = _translator(app, f"{app.config.gallery_folder}/{match['name']}")
+        drawn = _localized_figure(app, figure, pickled, translate)
+        folder, name = image["uri"].rsplit("/", 1)
+        image["uri"] = f"{folder}/{app.config.language}/{name}"
+        target = os.path.join(app.srcdir, image["uri"].lstrip("/"))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        size = app.config.sphinx_gallery_conf.get("thumbnail_size", (400, 280))
+        scale_image(os.path.join(app.srcdir, drawn.lstrip("/")), target, *size)
 
 
 # -- Downloads ------------------------------------------------------------------------------
@@ -409,7 +498,8 @@ def localized_script(path, translate, parse):
     Sphinx-Gallery's cells stay where they are: the module docstring and each
     ``# %%`` cell of comment lines hold reST prose, translated message by
     message (:func:`localized_prose`); code cells keep every token
-    (:func:`localized_code`). Returns (text, [English texts refused]).
+    (:func:`localized_code`). A translation that would change the script's
+    tokens is not used. Returns (text, [English texts refused]).
     """
     from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
@@ -426,66 +516,128 @@ def localized_script(path, translate, parse):
         elif index == 0:  # the module docstring: the title and the introduction
             match = re.match(r'(\s*[rRuU]?"""\n?)(.*?)(\n?""")', chunk, re.S)
             if match:
-                body = localized_prose(match[2], translate, parse)
+                english = code_tokens(chunk)
+
+                def same(body, match=match, english=english):
+                    return _same_tokens(match[1] + body + match[3] + chunk[match.end():], english)
+
+                body, rejected = localized_prose(match[2], translate, parse, same)
+                refused += rejected
                 chunk = match[1] + body + match[3] + chunk[match.end():]
         else:  # "# " comment lines
             text = "".join(re.sub(r"^# ?", "", line) for line in chunk.splitlines(keepends=True))
-            body = localized_prose(text, translate, parse)
+            body, rejected = localized_prose(text, translate, parse)
+            refused += rejected
             chunk = "".join(f"# {line}".rstrip() + "\n" for line in body.splitlines())
         pieces.append(chunk)
     script = "".join(pieces)
-    if code_tokens(script) != code_tokens(source):  # never hand out another program
+    if not _same_tokens(script, code_tokens(source)):  # never hand out another program
         return source, refused + ["(the script as a whole)"]
     return script, refused
 
 
-def write_downloads(app, exception):
-    """In a translated HTML build, replace each example's downloads by the localized ones."""
-    from site_extensions.bilingual import is_translated_build
+def _same_tokens(code, english):
+    try:
+        return code_tokens(code) == english
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return False
 
-    if exception is not None or app.builder.name != "html" or not is_translated_build(app.config):
-        return
-    from sphinx_gallery.notebook import jupyter_notebook, save_notebook
+
+def notebook_code(notebook):
+    """The code cells of a notebook (a dict, as Sphinx-Gallery makes it), as text."""
+    return ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
+
+
+def localized_downloads(example, translate, parse, gallery_conf):
+    """Return (script, notebook, [English texts refused]) of *example* in a translation.
+
+    The notebook is made from the translated script by Sphinx-Gallery's own
+    converter. Both are checked against the English: the script's tokens and
+    each notebook code cell's tokens equal the English ones, else the English
+    is handed out (and the refusal names the whole script).
+    """
+    from sphinx_gallery.notebook import jupyter_notebook
     from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
-    parse = _prose_parser(app)
-    downloads = {str(source): str(dest) for source, (_, dest) in app.env.dlfiles.items()}
-    for source, dest in downloads.items():
-        path = os.path.join(app.srcdir, source)
-        if not source.endswith(".py") or not os.path.isfile(path):
-            continue
-        docname = os.path.splitext(source)[0]
-        example = _example(app, docname)
+    script, refused = localized_script(example, translate, parse)
+    folder = os.path.dirname(example)
+    english = jupyter_notebook(split_code_and_text_blocks(str(example))[1], gallery_conf, folder)
+    with tempfile.TemporaryDirectory() as scratch:  # Sphinx-Gallery parses files, not text
+        path = os.path.join(scratch, os.path.basename(example))
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(script)
+        notebook = jupyter_notebook(split_code_and_text_blocks(path)[1], gallery_conf, folder)
+    cells = [code_tokens(cell) for cell in notebook_code(english)]
+    if [code_tokens(cell) for cell in notebook_code(notebook)] != cells:
+        source = open(example, encoding="utf-8").read()
+        return source, english, refused + ["(the notebook's code cells)"]
+    return script, notebook, refused
+
+
+def make_downloads(app, env):
+    """In a translated HTML build, make and check every example's downloads, once read.
+
+    They are made from the sources and catalogs in every build (a fraction of
+    a second each); a translation they refuse is reported with the page's
+    refusals (translation_safety.report, which runs after this) and fails the
+    build. Outside of reading: Sphinx's roles need a document of the build.
+    """
+    from site_extensions.bilingual import is_translated_build
+    from site_extensions.translation_safety import refusals_of
+
+    app.dp_downloads = {}
+    if app.builder.format != "html" or not is_translated_build(app.config):
+        return []
+    parse, gallery = _prose_parser(), app.config.gallery_folder
+    for docname in sorted(env.found_docs):
+        example = _example(app, docname) if docname.startswith(gallery + "/") else None
         if example is None:
             continue
-        script, _ = localized_script(example, _translator(app, docname), parse)
-        folder = os.path.join(app.outdir, "_downloads")
-        target = os.path.join(folder, dest)
-        with open(target, "w", encoding="utf-8") as out:
+        script, notebook, refused = localized_downloads(
+            example, _translator(app, docname), parse, app.config.sphinx_gallery_conf)
+        app.dp_downloads[docname] = (script, notebook)
+        found = refusals_of(env)[f"{docname} (downloads)"] = []
+        _note_refusals(app, docname, refused, found)
+    return []
+
+
+def write_downloads(app, exception):
+    """In a translated HTML build, write each example's downloads over Sphinx-Gallery's English."""
+    from site_extensions.bilingual import is_translated_build
+
+    if exception is not None or app.builder.format != "html" or not is_translated_build(app.config):
+        return
+    made = getattr(app, "dp_downloads", {})
+    downloads = {str(source): str(dest) for source, (_, dest) in app.env.dlfiles.items()}
+    folder = os.path.join(app.outdir, "_downloads")
+    for source, dest in downloads.items():
+        docname = os.path.splitext(source)[0]
+        if not source.endswith(".py") or docname not in made:
+            continue
+        script, notebook = made[docname]
+        with open(os.path.join(folder, dest), "w", encoding="utf-8") as out:
             out.write(script)
-        _, blocks = split_code_and_text_blocks(target)
-        notebook = jupyter_notebook(blocks, app.config.sphinx_gallery_conf, os.path.dirname(path))
         stem = os.path.basename(docname)
         if f"{docname}.ipynb" in downloads:
-            save_notebook(notebook, os.path.join(folder, downloads[f"{docname}.ipynb"]))
+            with open(os.path.join(folder, downloads[f"{docname}.ipynb"]), "w", encoding="utf-8") as out:
+                json.dump(notebook, out, indent=2, ensure_ascii=False)
         if f"{docname}.zip" in downloads:
-            _rezip(os.path.join(folder, downloads[f"{docname}.zip"]), stem, target, notebook)
+            _rezip(os.path.join(folder, downloads[f"{docname}.zip"]), stem, script, notebook)
 
 
 def _rezip(zip_path, stem, script, notebook):
     """The example's zip of its script and notebook, in the build's language, reproducibly."""
-    import json
     import zipfile
 
     with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in ((f"{stem}.py", open(script, "rb").read()),
-                           (f"{stem}.ipynb", json.dumps(notebook, indent=2).encode())):  # fmt: skip
+        for name, data in ((f"{stem}.py", script.encode()),
+                           (f"{stem}.ipynb", json.dumps(notebook, indent=2, ensure_ascii=False).encode())):  # fmt: skip
             info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, data)
 
 
-def _prose_parser(app):
+def _prose_parser():
     """Parse reST prose as the checks do, with the project's roles known."""
     from translation.checks.parsing import rst_document
 
@@ -498,5 +650,6 @@ def setup(app):
     """Register the handlers."""
     app.connect("doctree-read", offer)
     app.connect("doctree-read", localize, priority=400)  # before the image collector
+    app.connect("env-updated", make_downloads, priority=400)  # before the refusals' report
     app.connect("build-finished", write_downloads)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
