@@ -524,11 +524,14 @@ def localized_script(path, translate, parse):
                 body, rejected = localized_prose(match[2], translate, parse, same)
                 refused += rejected
                 chunk = match[1] + body + match[3] + chunk[match.end():]
-        else:  # "# " comment lines
-            text = "".join(re.sub(r"^# ?", "", line) for line in chunk.splitlines(keepends=True))
+        else:  # "# " comment lines, then what follows the cell (blank lines) as it is
+            cell = chunk.splitlines(keepends=True)
+            count = next((i for i, line in enumerate(cell) if not line.startswith("#")), len(cell))
+            text = "".join(re.sub(r"^# ?", "", line) for line in cell[:count])
             body, rejected = localized_prose(text, translate, parse)
             refused += rejected
             chunk = "".join(f"# {line}".rstrip() + "\n" for line in body.splitlines())
+            chunk += "".join(cell[count:])
         pieces.append(chunk)
     script = "".join(pieces)
     if not _same_tokens(script, code_tokens(source)):  # never hand out another program
@@ -556,22 +559,37 @@ def localized_downloads(example, translate, parse, gallery_conf):
     each notebook code cell's tokens equal the English ones, else the English
     is handed out (and the refusal names the whole script).
     """
-    from sphinx_gallery.notebook import jupyter_notebook
-    from sphinx_gallery.py_source_parser import split_code_and_text_blocks
-
     script, refused = localized_script(example, translate, parse)
-    folder = os.path.dirname(example)
-    english = jupyter_notebook(split_code_and_text_blocks(str(example))[1], gallery_conf, folder)
+    english = _notebook(example, gallery_conf)
     with tempfile.TemporaryDirectory() as scratch:  # Sphinx-Gallery parses files, not text
         path = os.path.join(scratch, os.path.basename(example))
         with open(path, "w", encoding="utf-8") as out:
             out.write(script)
-        notebook = jupyter_notebook(split_code_and_text_blocks(path)[1], gallery_conf, folder)
+        notebook = _notebook(path, gallery_conf, os.path.dirname(example))
     cells = [code_tokens(cell) for cell in notebook_code(english)]
     if [code_tokens(cell) for cell in notebook_code(notebook)] != cells:
         source = open(example, encoding="utf-8").read()
         return source, english, refused + ["(the notebook's code cells)"]
     return script, notebook, refused
+
+
+def _notebook(path, gallery_conf, folder=None):
+    """The notebook of the script at *path*, as Sphinx-Gallery makes the English one.
+
+    Its blocks are cleaned as Sphinx-Gallery's ``_clean_script_blocks`` does
+    (blocks to ignore, its configuration comments, a last empty block).
+    """
+    from sphinx_gallery import py_source_parser as parser
+    from sphinx_gallery.notebook import jupyter_notebook
+
+    blocks = [parser.Block(label, parser.remove_ignore_blocks(content), line)
+              for label, content, line in parser.split_code_and_text_blocks(str(path))[1]]  # fmt: skip
+    if gallery_conf.get("remove_config_comments"):
+        blocks = [parser.Block(label, parser.remove_config_comments(content), line)
+                  for label, content, line in blocks]  # fmt: skip
+    if blocks[-1].content.isspace():
+        blocks = blocks[:-1]
+    return jupyter_notebook(blocks, gallery_conf, folder or os.path.dirname(path))
 
 
 def make_downloads(app, env):
