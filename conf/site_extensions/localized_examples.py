@@ -116,13 +116,15 @@ def _width(text):
 
 _CJK = "\u3000-\u9fff\uff00-\uffef"
 _NO_LINE_START = set("，。、；：？！）」』”’")  # punctuation that never starts a line
+_NO_LINE_END = set("（「『“‘")  # nor ends one
 
 
 def _wrap(text, width):
     """Lines of *text* no wider than *width*, broken at spaces or between CJK characters."""
     lines, line = [], ""
     for piece in re.findall(rf"[{_CJK}]|[^\s{_CJK}]+\s*|\s+", text):
-        if line and _width(line + piece.rstrip()) > width and piece not in _NO_LINE_START:
+        breakable = piece not in _NO_LINE_START and line[-1:] not in _NO_LINE_END
+        if line and _width(line + piece.rstrip()) > width and breakable:
             lines.append(line.rstrip())
             line = piece.lstrip()
         else:
