@@ -454,10 +454,20 @@ def _localized_figure(app, uri, pickled, translate):
     """Draw the figure again in the build's language, under images/<language>/; return its URI."""
     folder, name = uri.rsplit("/", 1)
     localized = f"{folder}/{app.config.language}/{name}"
-    target = os.path.join(app.srcdir, localized.lstrip("/"))
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    draw(pickled, translate, figure_family(app.config.language), target)
+    drawn = io.BytesIO()
+    draw(pickled, translate, figure_family(app.config.language), drawn, format="png")
+    _write_if_changed(os.path.join(app.srcdir, localized.lstrip("/")), drawn.getvalue())
     return localized
+
+
+def _write_if_changed(path, data):
+    """Write *data* to *path* unless it holds them already: a rebuild (HTML, then the PDF)
+    leaves the gallery's files as they were."""
+    if os.path.isfile(path) and open(path, "rb").read() == data:
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as out:
+        out.write(data)
 
 
 _THUMBNAIL = re.compile(r"^(?P<folder>.*)/thumb/sphx_glr_(?P<name>.+)_thumb\.png$")
@@ -485,10 +495,12 @@ def _localize_thumbnails(app, doctree):
         drawn = _localized_figure(app, figure, pickled, translate)
         folder, name = image["uri"].rsplit("/", 1)
         image["uri"] = f"{folder}/{app.config.language}/{name}"
-        target = os.path.join(app.srcdir, image["uri"].lstrip("/"))
-        os.makedirs(os.path.dirname(target), exist_ok=True)
         size = app.config.sphinx_gallery_conf.get("thumbnail_size", (400, 280))
-        scale_image(os.path.join(app.srcdir, drawn.lstrip("/")), target, *size)
+        with tempfile.TemporaryDirectory() as scratch:
+            scaled = os.path.join(scratch, name)
+            scale_image(os.path.join(app.srcdir, drawn.lstrip("/")), scaled, *size)
+            data = open(scaled, "rb").read()
+        _write_if_changed(os.path.join(app.srcdir, image["uri"].lstrip("/")), data)
 
 
 # -- Downloads ------------------------------------------------------------------------------
@@ -594,6 +606,10 @@ def _notebook(path, gallery_conf, folder=None):
     return jupyter_notebook(blocks, gallery_conf, folder or os.path.dirname(path))
 
 
+# The builders that hand out downloads (the EPUB's format is "html" too, but it has none).
+WEB_BUILDERS = ("html", "dirhtml", "singlehtml")
+
+
 def make_downloads(app, env):
     """In a translated HTML build, make and check every example's downloads, once read.
 
@@ -606,7 +622,7 @@ def make_downloads(app, env):
     from site_extensions.translation_safety import refusals_of
 
     app.dp_downloads = {}
-    if app.builder.format != "html" or not is_translated_build(app.config):
+    if app.builder.name not in WEB_BUILDERS or not is_translated_build(app.config):
         return []
     parse, gallery = _prose_parser(), app.config.gallery_folder
     for docname in sorted(env.found_docs):
@@ -623,9 +639,7 @@ def make_downloads(app, env):
 
 def write_downloads(app, exception):
     """In a translated HTML build, write each example's downloads over Sphinx-Gallery's English."""
-    from site_extensions.bilingual import is_translated_build
-
-    if exception is not None or app.builder.format != "html" or not is_translated_build(app.config):
+    if exception is not None or app.builder.name not in WEB_BUILDERS:
         return
     made = getattr(app, "dp_downloads", {})
     downloads = {str(source): str(dest) for source, (_, dest) in app.env.dlfiles.items()}
@@ -633,7 +647,9 @@ def write_downloads(app, exception):
     for source, dest in downloads.items():
         docname = os.path.splitext(source)[0]
         if not source.endswith(".py") or docname not in made:
-            continue
+            continue  # not an example's, or an English build (made nothing)
+        if not os.path.isfile(os.path.join(folder, dest)):
+            continue  # a copy without downloads
         script, notebook = made[docname]
         with open(os.path.join(folder, dest), "w", encoding="utf-8") as out:
             out.write(script)
