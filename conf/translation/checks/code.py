@@ -101,12 +101,18 @@ def example_of(message):
 
 
 def check_example_text(message):
-    """Yield an error if the translation of an example's comment or docstring changes its code."""
+    """Yield an error if a translation in an example's catalog would change the example's code."""
     from site_extensions.localized_examples import localized_code
 
     example = example_of(message)
-    cells = _example_cells(example).get(message.msgid, []) if example else []
-    for cell in cells:
+    if example is None:
+        return
+    for quotes in ('"""', "'''"):
+        if quotes in message.msgstr and quotes not in message.msgid:
+            # The script's prose sits in its docstring: this would end it (the downloads refuse it).
+            yield error(f"{quotes} in a tutorial's translation changes the code: it ends a docstring")
+            return
+    for cell in _example_cells(example).get(message.msgid, []):
         _, refused = localized_code(cell, lambda text: message.msgstr if text == message.msgid else text)
         if refused:
             yield error("the translation of this comment or docstring changes the code around "
