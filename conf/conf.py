@@ -46,6 +46,7 @@ extensions = [
     "site_extensions.translation_notice",
     "site_extensions.preview_banner",  # the live preview's banner: only its sentences, offered to sphinx.pot
     "site_extensions.gallery_cards",
+    "site_extensions.localized_examples",  # comments, docstrings, figures and downloads translated
     "site_extensions.translation_safety",  # translations add words, never markup or script
     "site_extensions.content_security_policy",
     "site_extensions.chinese_search",
@@ -160,7 +161,8 @@ sphinx_gallery_conf = {
     # Every example runs; a skipped one would publish a page without output.
     "filename_pattern": r"/plot_",
     "within_subsection_order": "FileNameSortKey",
-    "image_scrapers": ("matplotlib",),
+    # Matplotlib's scraper, keeping each figure to draw again in each language.
+    "image_scrapers": ("site_extensions.localized_examples.scrape",),
     "reset_modules": (
         "matplotlib", "site_extensions.example_guard.arm_timeout", "site_extensions.provenance.record",
     ),  # fmt: skip

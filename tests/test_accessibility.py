@@ -279,7 +279,10 @@ def test_chinese_pages_mark_english_code_but_not_its_labels(open_page, base_url)
     page = open_page(base_url + f"zh_TW/{TUTORIAL}")
     blocks = page.locator('article div[class*="highlight-"] pre')
     assert blocks.count() > 10
-    assert set(blocks.evaluate_all("pres => pres.map(p => p.lang)")) == {"en"}
+    # English code is English; a block whose comments are translated is not marked.
+    marks = blocks.evaluate_all("pres => pres.map(p => [p.lang, /[\\u3400-\\u9fff]/.test(p.textContent)])")
+    assert {lang for lang, chinese in marks if not chinese} == {"en"}
+    assert {lang for lang, chinese in marks if chinese} == {""}
     # The "Out:" label and the copy buttons around the code keep the page's language.
     around = page.evaluate(
         "[...document.querySelectorAll('.sphx-glr-script-out, button.copybtn')]"

@@ -23,6 +23,7 @@ page go to _build/screenshots/.
 
 import csv
 import functools
+import keyword
 import re
 from pathlib import Path
 
@@ -147,6 +148,34 @@ def test_no_english_on_any_chinese_page(open_page, base_url, site, lang):
                 found.append(f"{lang}/{path}: {where}: {' '.join(words)!r} in {text.strip()[:100]!r}")
         assert page.locator(".translation-notice").count() == 0, f"{path}: fully translated"
         page.context.close()
+    assert not found, "\n".join(found)
+
+
+# The comments and docstrings of a page's Python code, as Pygments marks them.
+CODE_COMMENTS = """() => [...document.querySelectorAll(
+  "article div.highlight-Python .c1, article div.highlight-Python .c,"
+  + " article div.highlight-Python .ch, article div.highlight-Python .sd")].map((s) => s.textContent)"""
+# Not words for a reader: tools' directives, kept as they are in every language.
+DIRECTIVE = re.compile(r"^#\s*(?:fmt:|noqa\b|type:|pragma:)")
+
+
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+def test_code_comments_and_docstrings_are_in_the_readers_language(open_page, base_url, site, lang):
+    """The code's comments and docstrings are translated (the code itself is not: the page checks skip it)."""
+    found, counted = [], 0
+    for path in [p for p in page_paths(site, lang) if p.startswith("auto_examples/plot_")]:
+        page = open_page(base_url + f"{lang}/{path}")
+        for text in page.evaluate(CODE_COMMENTS):
+            if DIRECTIVE.match(text.strip()):
+                continue
+            counted += 1
+            code = r"``[^`]*``|[\w.]+\([^)]*\)"  # literals and calls: code, as on the page
+            words = [w for w in english_words(re.sub(code, " ", text), lang)
+                     if not keyword.iskeyword(w)]  # True, False, None: Python's own words
+            if words or not re.search(r"[\u4e00-\u9fff]", text):
+                found.append(f"{lang}/{path}: {text.strip()[:100]!r}")
+        page.context.close()
+    assert counted > 0, "no comment or docstring on any tutorial page"
     assert not found, "\n".join(found)
 
 

@@ -313,3 +313,26 @@ def test_stale_gallery_is_refused_without_running_examples(site, tmp_path):
     assert "make html" in result.stderr and "plot_01_dataparallel" in result.stderr
     assert not (project / "docs" / "auto_examples").exists()
     assert not (project / "_build" / "epub").exists()
+
+
+@pytest.mark.parametrize("lang", [lang.sphinx for lang in LANGUAGES])
+def test_pdf_figures_are_the_pages_figures(offline, site, lang, tmp_path):
+    """A Chinese PDF draws the translated figures its pages show; the English PDF the English."""
+    from PIL import Image
+
+    def pixels(path):
+        with Image.open(path) as image:
+            return image.convert("RGB").tobytes()
+
+    subprocess.run(["pdfimages", "-png", str(offline["pdf", lang]), str(tmp_path / "image")],
+                   check=True)  # fmt: skip
+    embedded = [pixels(p) for p in sorted(tmp_path.glob("image-*.png"))]
+    shown = []
+    for html in sorted((site / lang / "auto_examples").glob("plot_*.html")):
+        soup = BeautifulSoup(html.read_text("utf-8"), "html.parser")
+        shown += [(html.parent / img["src"]).resolve() for img in soup.select("article img")
+                  if "sphx_glr_" in img["src"]]  # fmt: skip
+    english = [pixels(p) for p in sorted((ROOT / "docs" / "auto_examples" / "images").glob("*.png"))]
+    assert shown and all(pixels(png) in embedded for png in shown)
+    if lang != "en":
+        assert not any(figure in embedded for figure in english)

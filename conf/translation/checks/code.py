@@ -1,4 +1,4 @@
-"""code: translated Python (a literal block or doctest) is no longer the same program.
+"""code: translated Python (a literal block, a doctest, an example's comment) is another program.
 
 Only messages that Sphinx shows as code are compared: literal blocks (the
 only messages with newlines) and ``>>>`` doctests whose English is valid
@@ -6,9 +6,18 @@ Python. Comments and docstrings may be translated. Errors: the translation is
 not valid Python, its statements differ, or it changes a string that holds
 a value (``"cuda:0"``). Warnings: it translates a string with spaces
 (``print("Hello world")``), which may be intended.
+
+The comments and docstrings of an example's code cells are messages of its
+page (conf/site_extensions/localized_examples.py); their translation is put into
+the code, and an error here is one the build refuses too: the code's tokens
+change (a line break in a comment, a quote that ends a docstring).
 """
 
 import ast
+import functools
+from pathlib import Path
+
+from site_layout import EXAMPLES, GALLERY_NAME, ROOT
 
 from .common import error, warning
 from .parsing import doctest_source, python_code
@@ -35,6 +44,7 @@ def strings(tree):
 
 def check(message):
     """Yield how the translated code differs from the English code."""
+    yield from check_example_text(message)
     code = python_code(message.msgid)
     if code is None or message.msgid == message.msgstr:
         return
@@ -60,3 +70,51 @@ def check(message):
                         at=after)  # fmt: skip
         elif before != after:
             yield warning(f"translates the string {before!r} in code: the output will differ")
+
+
+@functools.cache
+def _example_cells(example):
+    """{comment or docstring text: [code cells holding it]} of the example file *example*."""
+    from sphinx_gallery.py_source_parser import split_code_and_text_blocks
+    from site_extensions.localized_examples import texts
+
+    found = {}
+    for block in split_code_and_text_blocks(str(example))[1]:
+        if block.type == "code":
+            for _, text, _ in texts(block.content):
+                found.setdefault(text, []).append(block.content)
+    return found
+
+
+def example_of(message):
+    """The example whose page the catalog of *message* translates, or None."""
+    sources = getattr(message.project, "sources", None)
+    if sources is None or message.catalog is None:
+        return None
+    parts = Path(message.catalog).with_suffix("").parts
+    if "LC_MESSAGES" not in parts:
+        return None
+    page = Path(*parts[parts.index("LC_MESSAGES") + 1 :])
+    # The checkout's layout, wherever its sources are (the project's, or a test's copy).
+    example = sources.parent / EXAMPLES.relative_to(ROOT) / (page.name + ".py")
+    return example if page.parent.name == GALLERY_NAME and example.is_file() else None
+
+
+def check_example_text(message):
+    """Yield an error if a translation in an example's catalog would change the example's code."""
+    from site_extensions.localized_examples import localized_code
+
+    example = example_of(message)
+    if example is None:
+        return
+    for quotes in ('"""', "'''"):
+        if quotes in message.msgstr and quotes not in message.msgid:
+            # The script's prose sits in its docstring: this would end it (the downloads refuse it).
+            yield error(f"{quotes} in a tutorial's translation changes the code: it ends a docstring")
+            return
+    for cell in _example_cells(example).get(message.msgid, []):
+        _, refused = localized_code(cell, lambda text: message.msgstr if text == message.msgid else text)
+        if refused:
+            yield error("the translation of this comment or docstring changes the code around "
+                        "it (a line break, a quote that ends it): translate only its words")
+            return

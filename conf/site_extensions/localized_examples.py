@@ -1,0 +1,714 @@
+"""A Chinese reader's tutorial is Chinese end to end: downloads, code comments, figures.
+
+One English source per tutorial (``examples/plot_*.py``); what a translated
+build shows and hands out is made from it and the page's catalog:
+
+* **Comments and docstrings** in the code cells are messages of the page's
+  catalog, beside its paragraphs (a gettext build offers them, located in
+  the page's reST: ``make update-po`` names the example). A translated
+  build puts their translations into the page's code blocks. A translation
+  may change only the words of the comment or docstring:
+  :func:`localized_code` compares the code's tokens
+  (every token but comments and docstrings) with the English, and a
+  translation that changes any (a line break in a comment, a ``\"\"\"`` in a
+  docstring) is refused, naming the catalog and line, and the English kept.
+* **Downloads**: the ``.py`` is the English script with its prose cells,
+  comments and docstrings translated (:func:`localized_script`), the
+  ``.ipynb`` is made from that with Sphinx-Gallery's own converter, the
+  ``.zip`` holds both; the script's and the notebook's code cells are checked
+  token for token against the English, in every build. The English
+  downloads are Sphinx-Gallery's own.
+* **Figures** are drawn once per language from the figure the example made,
+  kept by :func:`scrape` when it ran (a pickle beside the PNG: the example is
+  not executed again): each text (titles, labels, tick labels, legends) is a
+  message of the page, drawn in the region's Noto CJK face (SC or TC, picked
+  by family name from the font collection, not its first face). The pickles
+  are the build's own output, written while it executes the trusted
+  examples; no translation reaches them but as text.
+"""
+
+import inspect
+import io
+import json
+import os
+import re
+import tempfile
+import textwrap
+import tokenize
+import unicodedata
+
+from docutils import nodes
+
+# -- Comments and docstrings -------------------------------------------------------
+
+_LAYOUT = (tokenize.NL, tokenize.COMMENT, tokenize.ENCODING)
+# Not words for a reader: Sphinx-Gallery's settings and the directives of tools.
+_CONFIG = re.compile(r"^(?:sphinx_gallery_\w+\s*=|fmt:|noqa\b|type:|pragma:|pylint:)")
+
+
+def _tokens(code):
+    return list(tokenize.generate_tokens(io.StringIO(code).readline))
+
+
+def _is_docstring(tokens, i):
+    """True if STRING token *i* is a statement of its own, first in a module, class or def."""
+    before = [t for t in tokens[:i] if t.type not in (*_LAYOUT, tokenize.INDENT, tokenize.NEWLINE)]
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    alone = after is None or after.type in (tokenize.NEWLINE, tokenize.ENDMARKER)
+    first = not before or (before[-1].type == tokenize.OP and before[-1].string == ":")
+    return alone and first and tokens[i].string.lstrip("rbuRBU")[:3] in ('"""', "'''")
+
+
+def code_tokens(code):
+    """The tokens of *code* that make it the program it is: not comments, docstrings or layout."""
+    tokens = _tokens(code)
+    return [(t.type, t.string) for i, t in enumerate(tokens) if t.type not in _LAYOUT
+            and not (t.type == tokenize.STRING and _is_docstring(tokens, i))]  # fmt: skip
+
+
+def texts(code):
+    """[(kind, English text, (first line, first column, last line, last column))] of *code*.
+
+    A run of whole-line comments at one indentation is one text (a paragraph
+    of comment); a comment after code on its line is one; a docstring is its
+    text as ``inspect.cleandoc`` gives it, on one line (as Sphinx extracts a
+    paragraph: each line break a space). Sphinx-Gallery's settings and tools'
+    directives (``# fmt: skip``, ``# noqa``) are not texts.
+    """
+    found, run = [], []
+    tokens = _tokens(code)
+
+    def close():
+        if run:
+            first, last = run[0], run[-1]
+            text = " ".join(t.string[1:].strip() for t in run)
+            found.append(("comment", text, (*first.start, *last.end)))
+            run.clear()
+
+    for i, tok in enumerate(tokens):
+        if tok.type == tokenize.COMMENT:
+            words = tok.string[1:].strip()
+            if not words or _CONFIG.match(words):
+                close()
+                continue
+            whole = not tok.line[: tok.start[1]].strip()
+            if whole and run and run[-1].start[0] == tok.start[0] - 1 and run[0].start[1] == tok.start[1]:
+                run.append(tok)
+                continue
+            close()
+            if whole:
+                run.append(tok)
+            else:
+                found.append(("comment", words, (*tok.start, *tok.end)))
+        elif tok.type not in (tokenize.NL,):
+            close()
+            if tok.type == tokenize.STRING and _is_docstring(tokens, i):
+                found.append(("docstring", _docstring_text(tok.string), (*tok.start, *tok.end)))
+    close()
+    return found
+
+
+def _docstring_text(literal):
+    body = literal.lstrip("rbuRBU")
+    return inspect.cleandoc(body[3:-3]).replace("\n", " ")
+
+
+def _width(text):
+    """Columns *text* takes in a monospaced editor (CJK characters take two)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+_CJK = "\u3000-\u9fff\uff00-\uffef"
+_NO_LINE_START = set("，。、；：？！）」』”’")  # punctuation that never starts a line
+_NO_LINE_END = set("（「『“‘")  # nor ends one
+
+
+def _wrap(text, width):
+    """Lines of *text* no wider than *width*, broken at spaces or between CJK characters."""
+    lines, line = [], ""
+    for piece in re.findall(rf"[{_CJK}]|[^\s{_CJK}]+\s*|\s+", text):
+        breakable = piece not in _NO_LINE_START and line[-1:] not in _NO_LINE_END
+        if line and _width(line + piece.rstrip()) > width and breakable:
+            lines.append(line.rstrip())
+            line = piece.lstrip()
+        else:
+            line += piece
+    return [*lines, line.rstrip()] if line.strip() else lines
+
+
+def _replace_span(code, span, new):
+    """*code* with the characters of *span* (start line, col, end line, col) replaced by *new*."""
+    lines = code.splitlines(keepends=True)
+    start = sum(len(line) for line in lines[: span[0] - 1]) + span[1]
+    end = sum(len(line) for line in lines[: span[2] - 1]) + span[3]
+    return code[:start] + new + code[end:]
+
+
+def _rendered(kind, translation, span, code):
+    """The source text of a translated comment or docstring, laid out like the English's."""
+    indent = " " * span[1]
+    width = max(40, 79 - span[1] - 2)
+    if kind == "docstring":
+        literal = code.splitlines()[span[0] - 1][span[1]:]
+        quote = literal.lstrip("rbuRBU")[:3]
+        prefix = literal[: len(literal) - len(literal.lstrip("rbuRBU"))]
+        lines = _wrap(translation, width - 4)
+        if len(lines) == 1:
+            return f"{prefix}{quote}{translation}{quote}"
+        body = textwrap.indent("\n".join(lines), indent).lstrip(" ")
+        return f"{prefix}{quote}{body}\n{indent}{quote}"
+    line = code.splitlines()[span[0] - 1]
+    if line[: span[1]].strip():  # after code on its line: one line, as the English
+        return "# " + translation
+    return ("\n" + indent).join("# " + part for part in _wrap(translation, width))
+
+
+def localized_code(code, translate):
+    """Return (*code* with its comments and docstrings translated, [English texts refused]).
+
+    ``translate(text)`` gives a translation or the text itself. A translation
+    that would change the code's tokens is refused: that text stays English.
+    """
+    english, refused = code_tokens(code), []
+    for kind, text, span in reversed(texts(code)):  # from the end: earlier spans stay valid
+        translation = translate(text)
+        if translation == text or not translation.strip():
+            continue
+        candidate = _replace_span(code, span, _rendered(kind, translation, span, code))
+        try:
+            same = code_tokens(candidate) == english
+        except (tokenize.TokenError, IndentationError, SyntaxError):
+            same = False
+        if same:
+            code = candidate
+        else:
+            refused.append(text)
+    return code, refused[::-1]
+
+
+# -- Prose ---------------------------------------------------------------------------
+
+
+def localized_prose(rst, translate, parse, accept=lambda rst: True):
+    """Return (*rst*, a text cell of an example, translated; [English messages refused]).
+
+    *parse* turns reST into a doctree (as the checks parse messages); each
+    translatable node's source text is found in *rst* and replaced, if
+    ``accept(new rst)``; a title's underline is made as wide as the
+    translated title.
+    """
+    from sphinx.util.nodes import extract_messages
+
+    done, refused = 0, []
+    for node, message in list(extract_messages(parse(rst))):
+        english = message.replace("\n", " ")
+        translation = translate(english)
+        raw = node.rawsource
+        if translation == english or not raw.strip():
+            continue
+        source_lines = [line.strip() for line in raw.strip().splitlines()]
+        pattern = r"\n[ \t]*".join(re.escape(line) for line in source_lines)
+        match = re.compile(pattern).search(rst, done)
+        if not match:
+            continue
+        new, end = translation, match.end()
+        underline = re.match(r"\n([=\-^~\"'`#*+.:_])\1*", rst[end:])
+        if isinstance(node, nodes.title) and underline:
+            new += "\n" + underline[1] * max(_width(translation), 1)
+            end += underline.end()
+        candidate = rst[: match.start()] + new + rst[end:]
+        if not accept(candidate):
+            refused.append(english)
+            continue
+        rst, done = candidate, match.start() + len(new)
+    return rst, refused
+
+
+# -- Figures ---------------------------------------------------------------------------
+
+PICKLE = ".figure.pickle"  # beside each figure's PNG: the figure itself, to draw again
+
+
+def scrape(block, block_vars, gallery_conf, **kwargs):
+    """Sphinx-Gallery's Matplotlib scraper, keeping each figure it saves (pickled) beside it."""
+    import pickle
+
+    import matplotlib.pyplot as plt
+    from sphinx_gallery.scrapers import matplotlib_scraper
+
+    kept = [pickle.dumps(plt.figure(number)) for number in plt.get_fignums()]
+    paths = block_vars["image_path_iterator"].paths
+    before = len(paths)
+    rst = matplotlib_scraper(block, block_vars, gallery_conf, **kwargs)
+    for path, figure in zip(paths[before:], kept, strict=False):
+        with open(path + PICKLE, "wb") as out:
+            out.write(figure)
+    return rst
+
+
+def figure_texts(figure):
+    """The texts a reader reads on *figure*: titles, labels, tick labels, legends, notes."""
+    found = []
+    for text in _drawn_texts(figure):
+        # Words, not names and numbers alone ("GPU 3", "0.5"): those stay as drawn.
+        if re.search("[a-z]{2}", text) and text not in found:
+            found.append(text)
+    return found
+
+
+def _drawn_texts(figure):
+    from matplotlib.text import Text  # the figure exists: matplotlib is importable
+
+    ticks = [label for ax in figure.axes for axis in (ax.xaxis, ax.yaxis)
+             for label in axis.get_ticklabels(which="both")]  # fmt: skip
+    return [artist.get_text() for artist in [*figure.findobj(Text), *ticks]]
+
+
+def _translated_ticks(axis, translate, family):
+    """Make *axis* translate the labels its formatters give, in the font *family*.
+
+    Matplotlib makes the tick labels again each time it draws, from the
+    formatter: the label is translated there, not in the text it last drew.
+    """
+    from matplotlib.ticker import Formatter
+
+    class Translated(Formatter):
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __call__(self, x, pos=None):
+            return translate(self.inner(x, pos))
+
+        def format_ticks(self, values):
+            return [translate(label) for label in self.inner.format_ticks(values)]
+
+        def set_locs(self, locs):
+            self.inner.set_locs(locs)
+
+        def get_offset(self):
+            return self.inner.get_offset()
+
+    axis.set_major_formatter(Translated(axis.get_major_formatter()))
+    axis.set_minor_formatter(Translated(axis.get_minor_formatter()))
+    for label in axis.get_ticklabels(which="both"):  # new ticks copy the first one's font
+        label.set_fontfamily([family, "DejaVu Sans"])
+
+
+def load_figure(pickled):
+    """The figure kept in the file *pickled* (by :func:`scrape`), ready to draw off screen."""
+    import pickle
+    import sys
+
+    if "matplotlib" in sys.modules and sys.modules["matplotlib"] is None:
+        del sys.modules["matplotlib"]  # blocked for a build that executes nothing (gallery_reuse)
+    import matplotlib
+
+    matplotlib.use("agg")
+    with open(pickled, "rb") as file:
+        return pickle.load(file)
+
+
+def draw(pickled, translate, family, target, **savefig):
+    """Draw the figure *pickled* again with its texts translated, in the font *family*.
+
+    *family* names one face of a font collection (``Noto Sans CJK TC`` is
+    face 3 of ``NotoSansCJK-Regular.ttc``): Matplotlib's font manager lists
+    every face of a ``.ttc`` and draws with the one of that name.
+    """
+    figure = load_figure(pickled)
+    from matplotlib.text import Text  # after load_figure(), which makes matplotlib importable
+
+    for ax in figure.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            _translated_ticks(axis, translate, family)
+    for artist in figure.findobj(Text):
+        text = artist.get_text()
+        if text:
+            artist.set_text(translate(text))
+            artist.set_fontfamily([family, "DejaVu Sans"])  # Latin and symbols from the second
+    figure.savefig(target, **savefig)
+    import matplotlib.pyplot as plt
+
+    plt.close(figure)
+
+
+# -- In the build ------------------------------------------------------------------------------
+
+
+def _example(app, docname):
+    """The example a gallery page was made from, or None."""
+    from site_extensions.recordings import _gallery_source
+
+    return _gallery_source(app, docname)
+
+
+def _translator(app, docname):
+    """``translate(text)`` with the page's catalog in the build's language."""
+    from sphinx.locale import init
+    from sphinx.util.i18n import docname_to_domain
+
+    domain = docname_to_domain(docname, app.config.gettext_compact)
+    dirs = [os.path.join(app.srcdir, folder) for folder in app.config.locale_dirs]
+    catalog, _ = init(dirs, app.config.language, domain)
+    return lambda text: catalog.gettext(text)
+
+
+def _message(text, source, line):
+    """A node the gettext builder extracts *text* from, located at *source*:*line*."""
+    node = nodes.paragraph(text, text)
+    node.source, node.line = str(source), line
+    return node
+
+
+def offer(app, doctree):
+    """In a gettext build, make each comment, docstring and figure text of a page a message.
+
+    The messages stand in the page after the code block or figure they belong
+    to, so that the catalog lists them in the page's order.
+    """
+    docname = app.env.current_document.docname
+    if app.builder.name != "gettext" or _example(app, docname) is None:
+        return
+    # Located in the page's generated reST, as its paragraphs are: make update-po
+    # names the example it is made from.
+    source = doctree["source"]
+    from site_extensions.recordings import cells_of
+
+    for code, _ in cells_of(doctree):
+        notes = [_message(text, source, 1) for _, text, _ in texts(code.astext())]
+        code.parent.insert(code.parent.index(code) + 1, nodes.container("", *notes))
+    for figure in list(doctree.findall(_figure_nodes)):
+        pickled = _pickle_of(app, figure)
+        if pickled:
+            words = figure_texts(load_figure(pickled))
+            figure.parent.insert(figure.parent.index(figure) + 1,
+                                 nodes.container("", *(_message(w, source, 1) for w in words)))
+
+
+def _figure_nodes(node):
+    from sphinx_gallery.directives import imgsgnode
+
+    return isinstance(node, (imgsgnode, nodes.image))
+
+
+def _pickle_of(app, figure):
+    """The kept figure behind a Sphinx-Gallery figure node, or None."""
+    uri = figure.get("uri", "")
+    path = os.path.join(app.srcdir, uri.lstrip("/")) + PICKLE
+    return path if "sphx_glr_" in uri and os.path.isfile(path) else None
+
+
+def localize(app, doctree):
+    """In a translated build, translate a gallery page's comments, docstrings, figures, downloads.
+
+    The page's code blocks get the translated comments and docstrings, its
+    figures are drawn in the build's language; the gallery's thumbnails
+    follow the figures.
+    """
+    from site_extensions.bilingual import is_translated_build
+    from site_extensions.recordings import cells_of
+    from site_extensions.translation_safety import refusals_of
+
+    docname = app.env.current_document.docname
+    if not is_translated_build(app.config):
+        return
+    _localize_thumbnails(app, doctree)
+    example = _example(app, docname)
+    if example is None:
+        return
+    translate, refused = _translator(app, docname), []
+    for code, _ in cells_of(doctree):
+        english = code.astext()
+        text, rejected = localized_code(english, translate)
+        refused += rejected
+        if text != english:
+            code.children = [nodes.Text(text)]
+            code.rawsource = text
+    for figure in list(doctree.findall(_figure_nodes)):
+        pickled = _pickle_of(app, figure)
+        if pickled:
+            figure["uri"] = _localized_figure(app, figure["uri"], pickled, translate)
+            if figure.get("srcset"):
+                figure["srcset"] = figure["uri"]
+    _note_refusals(app, docname, refused, refusals_of(app.env).setdefault(docname, []))
+
+
+def _note_refusals(app, docname, refused, found):
+    """Add to *found* the translations that would change the code, at their catalog's line."""
+    from sphinx.util.i18n import docname_to_domain
+    from site_extensions.translation_safety import catalog_entry
+
+    domain = docname_to_domain(docname, app.config.gettext_compact)
+    for text in refused:
+        where = catalog_entry(app.srcdir, app.config, domain, text) or docname
+        found.append((where, "it changes the code, not only the words of a comment, docstring "
+                             "or text cell (a line break in a comment, a quote that ends a "
+                             "docstring); the English is kept"))  # fmt: skip
+
+
+def figure_family(language):
+    """The Noto CJK family (a face of the .ttc collection) with *language*'s regional glyphs."""
+    from languages import by_sphinx_code
+    from site_extensions.offline_copies import CJK_REGION
+
+    return f"Noto Sans CJK {CJK_REGION.get(by_sphinx_code(language).script, 'SC')}"
+
+
+def _localized_figure(app, uri, pickled, translate):
+    """Draw the figure again in the build's language, under images/<language>/; return its URI."""
+    folder, name = uri.rsplit("/", 1)
+    localized = f"{folder}/{app.config.language}/{name}"
+    drawn = io.BytesIO()
+    draw(pickled, translate, figure_family(app.config.language), drawn, format="png")
+    _write_if_changed(os.path.join(app.srcdir, localized.lstrip("/")), _compact_png(drawn))
+    return localized
+
+
+def _compact_png(png):
+    """The PNG in the file object *png*, the same pixels in fewer bytes.
+
+    Matplotlib writes RGBA; a figure on an opaque background loses nothing as
+    RGB, and Pillow's optimizing encoder makes it smaller still: a Chinese
+    figure is 14 % smaller than Matplotlib's, 4 % smaller than the English
+    (the tutorial's first load stays within its budget, tests/test_browser.py).
+    """
+    from PIL import Image
+
+    png.seek(0)
+    with Image.open(png) as image:
+        if image.mode == "RGBA" and image.getextrema()[3] == (255, 255):
+            image = image.convert("RGB")
+        out = io.BytesIO()
+        image.save(out, "PNG", optimize=True)
+    return out.getvalue()
+
+
+def _write_if_changed(path, data):
+    """Write *data* to *path* unless it holds them already: a rebuild (HTML, then the PDF)
+    leaves the gallery's files as they were."""
+    if os.path.isfile(path) and open(path, "rb").read() == data:
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as out:
+        out.write(data)
+
+
+_THUMBNAIL = re.compile(r"^(?P<folder>.*)/thumb/sphx_glr_(?P<name>.+)_thumb\.png$")
+
+
+def _localize_thumbnails(app, doctree):
+    """Point each gallery thumbnail made from a figure at one made from the translated figure."""
+    from sphinx_gallery.py_source_parser import extract_file_config
+    from sphinx_gallery.utils import scale_image
+
+    for image in doctree.findall(nodes.image):
+        match = _THUMBNAIL.match(image.get("uri", ""))
+        example = match and _example(app, f"{app.config.gallery_folder}/{match['name']}")
+        if not example:
+            continue
+        config = extract_file_config(example.read_text("utf-8"))
+        if "thumbnail_path" in config and "thumbnail_number" not in config:
+            continue  # a picture of its own, not a figure
+        number = config.get("thumbnail_number", 1)
+        figure = f"{match['folder']}/sphx_glr_{match['name']}_{number:03d}.png"
+        pickled = os.path.join(app.srcdir, figure.lstrip("/")) + PICKLE
+        if number < 1 or not os.path.isfile(pickled):
+            continue
+        translate = _translator(app, f"{app.config.gallery_folder}/{match['name']}")
+        drawn = _localized_figure(app, figure, pickled, translate)
+        folder, name = image["uri"].rsplit("/", 1)
+        image["uri"] = f"{folder}/{app.config.language}/{name}"
+        size = app.config.sphinx_gallery_conf.get("thumbnail_size", (400, 280))
+        with tempfile.TemporaryDirectory() as scratch:
+            scaled = os.path.join(scratch, name)
+            scale_image(os.path.join(app.srcdir, drawn.lstrip("/")), scaled, *size)
+            data = open(scaled, "rb").read()
+        _write_if_changed(os.path.join(app.srcdir, image["uri"].lstrip("/")), data)
+
+
+# -- Downloads ------------------------------------------------------------------------------
+
+
+def localized_script(path, translate, parse):
+    """The example at *path* with its prose, comments and docstrings translated.
+
+    Sphinx-Gallery's cells stay where they are: the module docstring and each
+    ``# %%`` cell of comment lines hold reST prose, translated message by
+    message (:func:`localized_prose`); code cells keep every token
+    (:func:`localized_code`). A translation that would change the script's
+    tokens is not used. Returns (text, [English texts refused]).
+    """
+    from sphinx_gallery.py_source_parser import split_code_and_text_blocks
+
+    source = open(path, encoding="utf-8").read()
+    lines = source.splitlines(keepends=True)
+    _, blocks = split_code_and_text_blocks(str(path))
+    ends = [block.lineno for block in blocks[1:]] + [len(lines) + 1]
+    pieces, refused = [], []
+    for index, (block, end) in enumerate(zip(blocks, ends, strict=True)):
+        chunk = "".join(lines[block.lineno - 1 : end - 1])
+        if block.type == "code":
+            chunk, rejected = localized_code(chunk, translate)
+            refused += rejected
+        elif index == 0:  # the module docstring: the title and the introduction
+            match = re.match(r'(\s*[rRuU]?"""\n?)(.*?)(\n?""")', chunk, re.S)
+            if match:
+                english = code_tokens(chunk)
+
+                def same(body, match=match, english=english):
+                    return _same_tokens(match[1] + body + match[3] + chunk[match.end():], english)
+
+                body, rejected = localized_prose(match[2], translate, parse, same)
+                refused += rejected
+                chunk = match[1] + body + match[3] + chunk[match.end():]
+        else:  # "# " comment lines, then what follows the cell (blank lines) as it is
+            cell = chunk.splitlines(keepends=True)
+            count = next((i for i, line in enumerate(cell) if not line.startswith("#")), len(cell))
+            text = "".join(re.sub(r"^# ?", "", line) for line in cell[:count])
+            body, rejected = localized_prose(text, translate, parse)
+            refused += rejected
+            chunk = "".join(f"# {line}".rstrip() + "\n" for line in body.splitlines())
+            chunk += "".join(cell[count:])
+        pieces.append(chunk)
+    script = "".join(pieces)
+    if not _same_tokens(script, code_tokens(source)):  # never hand out another program
+        return source, refused + ["(the script as a whole)"]
+    return script, refused
+
+
+def _same_tokens(code, english):
+    try:
+        return code_tokens(code) == english
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return False
+
+
+def notebook_code(notebook):
+    """The code cells of a notebook (a dict, as Sphinx-Gallery makes it), as text."""
+    return ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
+
+
+def localized_downloads(example, translate, parse, gallery_conf):
+    """Return (script, notebook, [English texts refused]) of *example* in a translation.
+
+    The notebook is made from the translated script by Sphinx-Gallery's own
+    converter. Both are checked against the English: the script's tokens and
+    each notebook code cell's tokens equal the English ones, else the English
+    is handed out (and the refusal names the whole script).
+    """
+    script, refused = localized_script(example, translate, parse)
+    english = _notebook(example, gallery_conf)
+    with tempfile.TemporaryDirectory() as scratch:  # Sphinx-Gallery parses files, not text
+        path = os.path.join(scratch, os.path.basename(example))
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(script)
+        notebook = _notebook(path, gallery_conf, os.path.dirname(example))
+    cells = [code_tokens(cell) for cell in notebook_code(english)]
+    if [code_tokens(cell) for cell in notebook_code(notebook)] != cells:
+        source = open(example, encoding="utf-8").read()
+        return source, english, refused + ["(the notebook's code cells)"]
+    return script, notebook, refused
+
+
+def _notebook(path, gallery_conf, folder=None):
+    """The notebook of the script at *path*, as Sphinx-Gallery makes the English one.
+
+    Its blocks are cleaned as Sphinx-Gallery's ``_clean_script_blocks`` does
+    (blocks to ignore, its configuration comments, a last empty block).
+    """
+    from sphinx_gallery import py_source_parser as parser
+    from sphinx_gallery.notebook import jupyter_notebook
+
+    blocks = [parser.Block(label, parser.remove_ignore_blocks(content), line)
+              for label, content, line in parser.split_code_and_text_blocks(str(path))[1]]  # fmt: skip
+    if gallery_conf.get("remove_config_comments"):
+        blocks = [parser.Block(label, parser.remove_config_comments(content), line)
+                  for label, content, line in blocks]  # fmt: skip
+    if blocks[-1].content.isspace():
+        blocks = blocks[:-1]
+    return jupyter_notebook(blocks, gallery_conf, folder or os.path.dirname(path))
+
+
+# The builders that hand out downloads (the EPUB's format is "html" too, but it has none).
+WEB_BUILDERS = ("html", "dirhtml", "singlehtml")
+
+
+def make_downloads(app, env):
+    """In a translated HTML build, make and check every example's downloads, once read.
+
+    They are made from the sources and catalogs in every build (a fraction of
+    a second each); a translation they refuse is reported with the page's
+    refusals (translation_safety.report, which runs after this) and fails the
+    build. Outside of reading: Sphinx's roles need a document of the build.
+    """
+    from site_extensions.bilingual import is_translated_build
+    from site_extensions.translation_safety import refusals_of
+
+    app.dp_downloads = {}
+    if app.builder.name not in WEB_BUILDERS or not is_translated_build(app.config):
+        return []
+    parse, gallery = _prose_parser(), app.config.gallery_folder
+    for docname in sorted(env.found_docs):
+        example = _example(app, docname) if docname.startswith(gallery + "/") else None
+        if example is None:
+            continue
+        script, notebook, refused = localized_downloads(
+            example, _translator(app, docname), parse, app.config.sphinx_gallery_conf)
+        app.dp_downloads[docname] = (script, notebook)
+        found = refusals_of(env)[f"{docname} (downloads)"] = []
+        _note_refusals(app, docname, refused, found)
+    return []
+
+
+def write_downloads(app, exception):
+    """In a translated HTML build, write each example's downloads over Sphinx-Gallery's English."""
+    if exception is not None or app.builder.name not in WEB_BUILDERS:
+        return
+    made = getattr(app, "dp_downloads", {})
+    downloads = {str(source): str(dest) for source, (_, dest) in app.env.dlfiles.items()}
+    folder = os.path.join(app.outdir, "_downloads")
+    for source, dest in downloads.items():
+        docname = os.path.splitext(source)[0]
+        if not source.endswith(".py") or docname not in made:
+            continue  # not an example's, or an English build (made nothing)
+        if not os.path.isfile(os.path.join(folder, dest)):
+            continue  # a copy without downloads
+        script, notebook = made[docname]
+        with open(os.path.join(folder, dest), "w", encoding="utf-8") as out:
+            out.write(script)
+        stem = os.path.basename(docname)
+        if f"{docname}.ipynb" in downloads:
+            with open(os.path.join(folder, downloads[f"{docname}.ipynb"]), "w", encoding="utf-8") as out:
+                json.dump(notebook, out, indent=2, ensure_ascii=False)
+        if f"{docname}.zip" in downloads:
+            _rezip(os.path.join(folder, downloads[f"{docname}.zip"]), stem, script, notebook)
+
+
+def _rezip(zip_path, stem, script, notebook):
+    """The example's zip of its script and notebook, in the build's language, reproducibly."""
+    import zipfile
+
+    with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in ((f"{stem}.py", script.encode()),
+                           (f"{stem}.ipynb", json.dumps(notebook, indent=2, ensure_ascii=False).encode())):  # fmt: skip
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+
+
+def _prose_parser():
+    """Parse reST prose as the checks do, with the project's roles known."""
+    from translation.checks.parsing import rst_document
+
+    roles = frozenset(["ref", "doc", "class", "func", "meth", "mod", "attr", "data", "exc", "obj",
+                       "download", "numref", "term", "envvar", "option", "any"])  # fmt: skip
+    return lambda text: rst_document(text, roles)
+
+
+def setup(app):
+    """Register the handlers."""
+    app.connect("doctree-read", offer)
+    app.connect("doctree-read", localize, priority=400)  # before the image collector
+    app.connect("env-updated", make_downloads, priority=400)  # before the refusals' report
+    app.connect("build-finished", write_downloads)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

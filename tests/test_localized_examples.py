@@ -1,0 +1,322 @@
+"""A Chinese reader's tutorial is Chinese end to end: its downloads, code comments and figures.
+
+Read from the suite's shared build (the ``site`` fixture): each Chinese
+page's ``.py``, ``.ipynb`` and ``.zip`` carry the catalog's prose, comments
+and docstrings, keep the English code token for token, and run; each figure
+on a Chinese page is the recorded figure drawn again with the catalog's
+texts in the region's face of the Noto CJK collection. What the build must
+refuse (a translated comment or docstring that changes the code) is tried on
+a copy of the mini site (tests/roots/mini-site), in the build and in
+``make check``.
+"""
+
+import io
+import json
+import re
+import subprocess
+import sys
+import zipfile
+from xml.etree import ElementTree
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from sphinx_gallery.py_source_parser import split_code_and_text_blocks
+
+from conftest import outside_env
+from languages import TRANSLATIONS
+from site_extensions.localized_examples import (
+    PICKLE,
+    code_tokens,
+    draw,
+    figure_family,
+    localized_code,
+    notebook_code,
+    texts,
+)
+from babel.messages.catalog import Message
+from translation.catalogs import is_translated, messages, msgstr_line, read, write
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted(path.stem for path in (ROOT / "examples").glob("plot_*.py"))
+GALLERY = ROOT / "docs" / "auto_examples"
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def catalog(lang, example):
+    return read(ROOT / "locale" / lang / "LC_MESSAGES" / "auto_examples" / f"{example}.po")
+
+
+def translator(lang, example):
+    """``translate(text)`` as the build's: the catalog's translation, or the text itself."""
+    entries = {m.id: m.string for m in messages(catalog(lang, example)) if is_translated(m)}
+    return lambda text: entries.get(text, text)
+
+
+def page(site, lang, example):
+    path = site / lang / "auto_examples" / f"{example}.html"
+    return path, BeautifulSoup(path.read_text("utf-8"), "html.parser")
+
+
+def download(site, lang, example, suffix):
+    """The file the page's download button hands out."""
+    path, soup = page(site, lang, example)
+    for link in soup.select("a.download"):
+        if link["href"].endswith(example + suffix):
+            return (path.parent / link["href"]).resolve()
+    raise AssertionError(f"no {suffix} download on {path}")
+
+
+def squeezed(text):
+    """*text* without whitespace, comment marks and backquotes: a wrapped translation reads as one."""
+    return re.sub(r"[\s#`]+", "", text)
+
+
+def comments_and_docstrings(code):
+    return squeezed(" ".join(text for _, text, _ in texts(code)))
+
+
+# -- Downloads ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_a_chinese_download_is_the_translated_tutorial_with_the_english_code(site, lang, example):
+    english = (ROOT / "examples" / f"{example}.py").read_text("utf-8")
+    script = download(site, lang, example, ".py").read_text("utf-8")
+    # The prose: the page's title, as the reader sees it, opens the script.
+    _, soup = page(site, lang, example)
+    title = soup.select_one("article h1").get_text().rstrip("¶#").strip()
+    assert CJK.search(title) and squeezed(title) in squeezed(script[:2000]), title
+    # Every translated comment and docstring of its code cells is in the script's.
+    translate, found = translator(lang, example), comments_and_docstrings(script)
+    cells = split_code_and_text_blocks(str(ROOT / "examples" / f"{example}.py"))[1]
+    originals = [text for cell in cells if cell.type == "code" for _, text, _ in texts(cell.content)]
+    translated = [translate(text) for text in originals if translate(text) != text]
+    assert translated, "no comment or docstring of this tutorial is translated"
+    assert [t for t in translated if squeezed(t) not in found] == []
+    # The program is the English one.
+    assert code_tokens(script) == code_tokens(english)
+    assert script != english
+    # The notebook: the same prose, code cells identical in tokens to the English notebook's.
+    notebook = json.loads(download(site, lang, example, ".ipynb").read_text("utf-8"))
+    english_notebook = json.loads(download(site, "en", example, ".ipynb").read_text("utf-8"))
+    cells = [code_tokens(cell) for cell in notebook_code(notebook)]
+    assert cells == [code_tokens(cell) for cell in notebook_code(english_notebook)]
+    prose = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
+    assert squeezed(title) in squeezed(prose)
+    code = comments_and_docstrings("\n".join(notebook_code(notebook)))
+    assert [t for t in translated if squeezed(t) not in code] == []
+    # The zip holds the same two files.
+    with zipfile.ZipFile(download(site, lang, example, ".zip")) as archive:
+        assert archive.read(f"{example}.py").decode() == script
+        assert json.loads(archive.read(f"{example}.ipynb")) == notebook
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_the_english_downloads_are_the_english_sources(site, example):
+    source = (ROOT / "examples" / f"{example}.py").read_bytes()
+    assert download(site, "en", example, ".py").read_bytes() == source
+    notebook = json.loads(download(site, "en", example, ".ipynb").read_text("utf-8"))
+    assert not CJK.search(json.dumps(notebook, ensure_ascii=False))
+
+
+def run(script):
+    """Run a downloaded *script* where it lies; return what it printed (stdout)."""
+    result = subprocess.run([sys.executable, script.name], cwd=script.parent, capture_output=True,
+                            text=True, timeout=600, env=outside_env(MPLBACKEND="agg"))  # fmt: skip
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def english_run(site, tmp_path_factory):
+    """What each English download prints, run once."""
+    printed = {}
+
+    def english_run(example):
+        if example not in printed:
+            script = tmp_path_factory.mktemp("en") / f"{example}.py"
+            script.write_bytes(download(site, "en", example, ".py").read_bytes())
+            printed[example] = run(script)
+        return printed[example]
+
+    return english_run
+
+
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_a_chinese_download_runs_as_downloaded_and_prints_what_the_english_prints(
+    site, tmp_path, english_run, lang, example
+):
+    script = tmp_path / f"{example}.py"
+    script.write_bytes(download(site, lang, example, ".py").read_bytes())
+    printed = run(script)
+    assert printed.strip() and printed == english_run(example)
+
+
+# -- Comments and docstrings: what the build and make check refuse -----------------------------
+
+CELL = '''def line():
+    """Return the line it prints."""
+    return "one line"  # the same on every run
+
+
+# what it prints
+print(line())
+'''
+
+
+def test_a_comment_or_docstring_translation_may_change_only_its_words():
+    cases = {
+        "the same on every run": "每次執行都一樣",
+        "Return the line it prints.": "回傳它印出的那一行。",
+        "what it prints": "它印出的內容",
+    }
+    code, refused = localized_code(CELL, lambda text: cases.get(text, text))
+    assert refused == [] and "# 每次執行都一樣" in code and '"""回傳它印出的那一行。"""' in code
+    assert code_tokens(code) == code_tokens(CELL)
+    for english, bad in [("the same on every run", "每次都一樣\nprint('another program')"),
+                         ("what it prints", "它印出的\n內容"),
+                         ("Return the line it prints.", '回傳那一行。""" + """')]:  # fmt: skip
+        code, refused = localized_code(CELL, lambda text, e=english, b=bad: b if text == e else text)
+        assert refused == [english] and code == CELL
+
+
+# Translations the build and make check must refuse, each of one comment or docstring.
+REFUSED = {
+    "the same on every run": "每次都一樣\nimport os",  # code after a line break
+    "what it prints": "它印出的\n內容",  # a bare line break
+    "Return the line it prints.": '回傳那一行。""" + """',  # a quote that ends the docstring
+}
+
+
+@pytest.fixture
+def refusing_project(mini_site):
+    """The mini site with a code cell of comments and a docstring, their translations refused."""
+    example = mini_site / "examples" / "plot_01_tiny.py"
+    example.write_text(example.read_text("utf-8") + "\n\n" + CELL, "utf-8")
+    po = mini_site / "locale" / "zh_TW" / "LC_MESSAGES" / "auto_examples" / "plot_01_tiny.po"
+    entries = read(po)
+    for msgid, msgstr in REFUSED.items():
+        entries[msgid] = Message(msgid, msgstr, locations=[("examples/plot_01_tiny.py", None)])
+    write(entries, po)
+    lines = po.read_text("utf-8").split("\n")
+    return mini_site, {f"{po}:{msgstr_line(lines, read(po)[msgid])}": msgid for msgid in REFUSED}
+
+
+def test_the_build_refuses_a_translation_that_changes_the_code(refusing_project):
+    project, locations = refusing_project
+    result = subprocess.run([sys.executable, "conf/site_build/build_site.py", "html", "zh_TW"],
+                            cwd=project, capture_output=True, text=True, env=outside_env())  # fmt: skip
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    for location in locations:
+        assert f"{location}: ERROR: translation refused: it changes the code" in output, output
+    assert "zh_TW not published" in output
+
+
+def test_make_check_refuses_a_translation_that_changes_the_code(refusing_project):
+    project, locations = refusing_project
+    result = subprocess.run(["make", "check", "LANGUAGES=zh_TW"], cwd=project,
+                            capture_output=True, text=True, env=outside_env())  # fmt: skip
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    for location in locations:  # as the build names it, or relative to the project
+        line = location.rsplit(":", 1)[1]
+        where = rf"(?:{re.escape(str(project))}/)?locale/zh_TW/LC_MESSAGES/auto_examples/plot_01_tiny.po"
+        assert re.search(rf"^{where}:{line}: \[code\] .*changes the code", output, re.M), output
+
+
+# -- Figures ------------------------------------------------------------------------------------
+
+REGION = {"zh_CN": "SC", "zh_TW": "TC"}
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def test_each_language_draws_with_its_regional_face_of_the_collection():
+    from matplotlib.font_manager import FontProperties, findfont
+    from matplotlib.ft2font import FT2Font
+
+    for lang, region in REGION.items():
+        family = figure_family(lang)
+        assert family == f"Noto Sans CJK {region}"
+        path = findfont(FontProperties(family=family), fallback_to_default=False)
+        assert str(path).endswith(".ttc") and path.face_index != 0  # not the collection's first (JP)
+        assert FT2Font(path, face_index=path.face_index).family_name == family
+
+
+def drawn_svg(pickled, translate, family):
+    """The <text> elements of the figure drawn as SVG with its text kept as text."""
+    import matplotlib
+
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        out = io.StringIO()
+        draw(pickled, translate, family, out, format="svg")
+    svg = ElementTree.fromstring(out.getvalue())
+    return [("".join(text.itertext()), text.get("style", "")) for text in svg.iter(f"{SVG}text")]
+
+
+def pixels(png):
+    from PIL import Image
+
+    with Image.open(png) as image:
+        return image.convert("RGB").tobytes()
+
+
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_a_figure_on_a_chinese_page_carries_the_catalogs_labels_in_its_face(
+    site, tmp_path, lang, example
+):
+    path, soup = page(site, lang, example)
+    shown = [img["src"] for img in soup.select("article img") if "sphx_glr_" in img["src"]]
+    if not shown:
+        pytest.skip("this tutorial draws no figure")
+    translate, family = translator(lang, example), figure_family(lang)
+    other = figure_family("zh_TW" if lang == "zh_CN" else "zh_CN")
+    translated = {m.id for m in messages(catalog(lang, example)) if is_translated(m)}
+    for src in shown:
+        png = (path.parent / src).resolve()
+        pickled = GALLERY / "images" / (png.name + PICKLE)
+        english = GALLERY / "images" / png.name
+        assert pixels(png) != pixels(english)
+        # What the page shows is the recorded figure drawn with the catalog, in this face...
+        draw(pickled, translate, family, tmp_path / "same.png")
+        draw(pickled, translate, other, tmp_path / "other.png")
+        assert pixels(png) == pixels(tmp_path / "same.png")
+        assert pixels(png) != pixels(tmp_path / "other.png")  # ...not the other region's
+        # ...and drawn as text, that is Chinese words in that face, no English one left.
+        drawn = drawn_svg(pickled, translate, family)
+        chinese = [(text, style) for text, style in drawn if CJK.search(text)]
+        assert chinese, drawn
+        assert all(f"font-family: '{family}'" in style for _, style in chinese), chinese
+        assert [text for text, _ in drawn if text in translated] == []
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_the_english_figures_are_the_ones_the_example_drew(site, example):
+    path, soup = page(site, "en", example)
+    for src in [img["src"] for img in soup.select("article img") if "sphx_glr_" in img["src"]]:
+        png = (path.parent / src).resolve()
+        assert png.read_bytes() == (GALLERY / "images" / png.name).read_bytes()
+
+
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+def test_the_gallerys_thumbnails_are_made_from_the_translated_figures(site, lang):
+    from PIL import Image
+
+    def thumbnails(lang):
+        index = site / lang / "auto_examples" / "index.html"
+        soup = BeautifulSoup(index.read_text("utf-8"), "html.parser")
+        return [(index.parent / img["src"]).resolve() for img in soup.select(".sphx-glr-thumbcontainer img")]
+
+    english, translated = thumbnails("en"), thumbnails(lang)
+    assert len(translated) == len(english) == len(EXAMPLES)
+    for en_png, png in zip(english, translated, strict=True):
+        stem = re.fullmatch(r"sphx_glr_(.+)_thumb\.png", png.name)[1]
+        drawn = (GALLERY / "images" / f"sphx_glr_{stem}_001.png{PICKLE}").is_file()
+        assert png.name == en_png.name
+        assert (pixels(png) != pixels(en_png)) == drawn  # a picture of its own stays as it is
+        with Image.open(png) as image, Image.open(en_png) as en_image:
+            assert image.size == en_image.size
