@@ -226,7 +226,8 @@ def build_local(langs, outputs=()):
     for lang in langs:
         stamp = stamps / f"{lang}.sha256"
         digest = input_digest(lang)
-        if (outdir / lang).is_dir() and stamp.is_file() and stamp.read_text() == digest:
+        # The executed gallery too: `make pdf`/`epub` and the preview read it.
+        if GALLERY.is_dir() and (outdir / lang).is_dir() and stamp.is_file() and stamp.read_text() == digest:
             print(f"--- {lang}: nothing changed since the last build ---")
             continue
         stamp.unlink(missing_ok=True)
