@@ -291,7 +291,7 @@ def load_checkpoint(path, model, optimizer, device, restore_optimizer=True):
     if restore_optimizer:
         optimizer.load_state_dict(checkpoint["optimizer"])
     states = checkpoint["rng_states"]
-    if len(states) == dist.get_world_size():  # the same processes as before
+    if len(states) == dist.get_world_size():  # as many processes as saved it
         torch.set_rng_state(states[dist.get_rank()]["cpu"])
         if "cuda" in states[dist.get_rank()]:
             torch.cuda.set_rng_state(states[dist.get_rank()]["cuda"])
@@ -795,7 +795,7 @@ if __name__ == "__main__":
 
 
 def train_alone(batch_size, learning_rate):
-    """Train for ``EPOCHS`` epochs in this process; return the last loss and the accuracy."""
+    """Train ``EPOCHS`` epochs in this process; return the last loss, accuracy, steps per epoch."""
     _ = torch.manual_seed(SEED)  # rank 0's model
     model = make_model()
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)

@@ -272,7 +272,7 @@ def watch_middle_layer(model, log):
 
 
 def checkpoints(model, optimizer, device, folder, log):
-    """Save with DCP, load it back into a fresh model; write the full state dict."""
+    """Save with DCP, load it into a fresh model and optimizer; write the full state dict."""
     model_state, optimizer_state = get_state_dict(model, optimizer)
     dcp.save({"model": model_state, "optimizer": optimizer_state}, checkpoint_id=folder / "dcp")
     log("DCP wrote: " + ", ".join(sorted(p.name for p in (folder / "dcp").iterdir())))
