@@ -322,3 +322,48 @@ def test_the_gallerys_thumbnails_are_made_from_the_translated_figures(site, lang
         assert (pixels(png) != pixels(en_png)) == drawn  # a picture of its own stays as it is
         with Image.open(png) as image, Image.open(en_png) as en_image:
             assert image.size == en_image.size
+
+
+FIGURE = '''"""
+A figure
+========
+
+It draws one line.
+"""
+
+import matplotlib.pyplot as plt
+
+fig, ax = plt.subplots()
+ax.plot([0, 1], [0, {height}])
+ax.set_title("One line")
+'''
+
+
+def test_a_thumbnail_follows_its_figure_when_the_example_runs_again(mini_site):
+    """The gallery's index is read again when a figure it shows a thumbnail of changes.
+
+    Its own source does not change when an example runs again, so Sphinx would
+    keep the thumbnail drawn from the figure before; the offline copies, read
+    from scratch, would then draw another (tests/conftest.py, ``offline``).
+    """
+    example = mini_site / "examples" / "plot_02_figure.py"
+    thumb = mini_site / "docs/auto_examples/images/thumb/zh_CN/sphx_glr_plot_02_figure_thumb.png"
+
+    def build(*command):
+        result = subprocess.run([sys.executable, *command], cwd=mini_site, capture_output=True,
+                                text=True, env=outside_env())  # fmt: skip
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+    def gallery():
+        folder = mini_site / "docs" / "auto_examples"
+        return {path: path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+    example.write_text(FIGURE.format(height=1), "utf-8")
+    build("conf/site_build/build_site.py", "html", "zh_CN")
+    first = thumb.read_bytes()
+    example.write_text(FIGURE.format(height=-1), "utf-8")  # the line goes down instead
+    build("conf/site_build/build_site.py", "html", "zh_CN")
+    assert pixels(thumb) != pixels(io.BytesIO(first)), "the thumbnail shows the figure before"
+    after_html = gallery()
+    build("conf/site_build/build_offline.py", "epub", "zh_CN")
+    assert gallery() == after_html, "the EPUB build drew a thumbnail the HTML build did not"

@@ -41,6 +41,13 @@ def is_translated_build(config):
     return bool(config.language) and config.language != SOURCE.sphinx
 
 
+def catalog_path(env, docname):
+    """The catalog (.po) of *docname* in the build's language."""
+    domain = docname_to_domain(docname, env.config.gettext_compact)
+    return Path(env.srcdir, env.config.locale_dirs[0], env.config.language, "LC_MESSAGES",
+                domain + ".po")  # fmt: skip
+
+
 def page_states(env, docname, document):
     """Return the Counts of *docname* against the current English (translation/progress.py).
 
@@ -51,8 +58,7 @@ def page_states(env, docname, document):
     dependencies.
     """
     domain = docname_to_domain(docname, env.config.gettext_compact)
-    po = Path(env.srcdir, env.config.locale_dirs[0], env.config.language, "LC_MESSAGES",
-              domain + ".po")  # fmt: skip
+    po = catalog_path(env, docname)
     env.note_dependency(str(po))
     pot = template_of(domain, current_pot_dir(env.srcdir))
     if pot is not None:

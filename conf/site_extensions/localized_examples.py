@@ -498,6 +498,7 @@ _THUMBNAIL = re.compile(r"^(?P<folder>.*)/thumb/sphx_glr_(?P<name>.+)_thumb\.png
 
 def _localize_thumbnails(app, doctree):
     """Point each gallery thumbnail made from a figure at one made from the translated figure."""
+    from site_extensions.bilingual import catalog_path
     from sphinx_gallery.py_source_parser import extract_file_config
     from sphinx_gallery.utils import scale_image
 
@@ -514,7 +515,12 @@ def _localize_thumbnails(app, doctree):
         pickled = os.path.join(app.srcdir, figure.lstrip("/")) + PICKLE
         if number < 1 or not os.path.isfile(pickled):
             continue
-        translate = _translator(app, f"{app.config.gallery_folder}/{match['name']}")
+        example_doc = f"{app.config.gallery_folder}/{match['name']}"
+        # The page holding the thumbnail is read again when the figure or the
+        # example's catalog changes, not only when its own source does.
+        for dependency in (pickled, catalog_path(app.env, example_doc)):
+            app.env.note_dependency(str(dependency))
+        translate = _translator(app, example_doc)
         drawn = _localized_figure(app, figure, pickled, translate)
         folder, name = image["uri"].rsplit("/", 1)
         image["uri"] = f"{folder}/{app.config.language}/{name}"
