@@ -20,6 +20,7 @@ SIDE_BY_SIDE ?= 1
 VERBOSE      ?=
 OUTPUTS      ?=
 SHARD        ?= 1/1
+WORKERS      ?= auto
 OUT          ?= _build/outputs.json
 KEY          ?=
 export SPHINXOPTS VERBOSE
@@ -84,8 +85,8 @@ seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC
 livehtml: $(VENV)/.installed ## Live preview of one language (default zh_CN) at http://127.0.0.1:PORT (default 8000)
 	$(PY) conf/site_build/live_preview.py $(LANGUAGES) --port $(PORT)
 
-test: $(VENV)/.installed ## Run the whole test suite (builds the site once)
-	$(PY) -m pytest -ra tests
+test: $(VENV)/.installed ## Run the whole test suite (builds the site once), WORKERS at once (default: one per core)
+	$(PY) -m pytest -ra --numprocesses=$(WORKERS) --maxprocesses=4 --dist=loadfile tests
 
 bench: $(VENV)/.installed ## Time fresh, partial and no-change builds and the live preview; print medians
 	$(PY) conf/site_build/bench.py

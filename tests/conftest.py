@@ -6,6 +6,8 @@ Tests that need an optional tool carry its marker (``browser``: Chromium;
 the session says so at its start, with how to install it.
 """
 
+import contextlib
+import fcntl
 import functools
 import hashlib
 import http.server
@@ -88,15 +90,35 @@ def pytest_report_collectionfinish(config, start_path, items):
     return lines
 
 
+@contextlib.contextmanager
+def one_worker_at_a_time():
+    """Let one pytest-xdist worker at a time build in the checkout; the others wait.
+
+    The workers share the checkout's build lock (taken by the session, see
+    pytest_configure), so the site's and the offline copies' builds take this
+    one too: the second worker finds them built ("nothing changed").
+    """
+    path = ROOT / "_build" / "tests.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def copy_project(dest, with_gallery=True):
+    """site_build.project_copy.copy_project, while no other worker builds in the checkout."""
+    from site_build.project_copy import copy_project as copy
+
+    with one_worker_at_a_time():
+        return copy(dest, with_gallery)
+
+
 @pytest.fixture(scope="session")
 def site():
     """Build all three languages once (incrementally) and return _build/html."""
-    result = subprocess.run(
-        [sys.executable, "conf/site_build/build_site.py", "html"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    with one_worker_at_a_time():
+        result = subprocess.run([sys.executable, "conf/site_build/build_site.py", "html"],
+                                cwd=ROOT, capture_output=True, text=True)  # fmt: skip
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     return ROOT / "_build" / "html"
 
@@ -119,6 +141,22 @@ def mini_copy(dest):
         shutil.copy2(ROOT / name, dest / name)  # keeps the pins' mtime: make reuses .venv
     (dest / ".venv").symlink_to(ROOT / ".venv")
     return dest
+
+
+# A tutorial that draws a figure, for a copy of the mini site (whose own draws none).
+FIGURE_EXAMPLE = '''"""
+A figure
+========
+
+It draws one line.
+"""
+
+import matplotlib.pyplot as plt
+
+fig, ax = plt.subplots()
+ax.plot([0, 1], [0, {height}])
+ax.set_title("One line")
+'''
 
 
 def outside_env(**extra):
@@ -348,11 +386,12 @@ def offline(site):
     """Build every language's PDF and EPUB (after the site); return {(fmt, lang): path}."""
     if not all(shutil.which(tool) for tool in OFFLINE_TOOLS):
         pytest.skip("needs TeX Live (xelatex, latexmk) and poppler-utils; see the README")
-    before = gallery_digest()
-    for fmt in ("pdf", "epub"):
-        result = build_offline(fmt)
-        assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    assert gallery_digest() == before, "an offline build changed the executed gallery"
+    with one_worker_at_a_time():
+        before = gallery_digest()
+        for fmt in ("pdf", "epub"):
+            result = build_offline(fmt)
+            assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+        assert gallery_digest() == before, "an offline build changed the executed gallery"
     files = {}
     for fmt in ("pdf", "epub"):
         for lang in LANGUAGES:

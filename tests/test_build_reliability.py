@@ -16,8 +16,7 @@ import time
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import mini_copy, outside_env
-from site_build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from conftest import FIGURE_EXAMPLE, mini_copy, outside_env
 from translation.catalogs import read, write
 
 BROKEN = '"""\nBroken\n======\n"""\n\nraise RuntimeError("deliberately broken example")\n'
@@ -151,8 +150,15 @@ def test_interrupted_build_keeps_the_site_and_recovers(project):
     assert "One more sentence." in index
 
 
-def test_fresh_builds_are_byte_identical_with_source_date_epoch(site, tmp_path):
-    project = copy_project(tmp_path / "project", with_gallery=False)
+def test_fresh_builds_are_byte_identical_with_source_date_epoch(tmp_path):
+    """Two builds from scratch, examples run each time, write the same bytes.
+
+    On the mini site with a second tutorial that draws a figure: the pages, the
+    search index (jieba for zh_TW), the figures drawn in each language and
+    their thumbnails, the notebooks and zips.
+    """
+    project = mini_copy(tmp_path / "project")
+    (project / "examples" / "plot_02_figure.py").write_text(FIGURE_EXAMPLE.format(height=1))
     html = project / "_build" / "html"
     digests = []
     for _ in range(2):
@@ -161,9 +167,12 @@ def test_fresh_builds_are_byte_identical_with_source_date_epoch(site, tmp_path):
         result = build(project, "en", "zh_TW", SOURCE_DATE_EPOCH="1700000000")
         assert result.returncode == 0, result.stderr[-3000:]
         digests.append(digest(html))
-    # The copy has every catalog: the tutorials were built translated.
-    tutorial = (html / "zh_TW/auto_examples/plot_01_dataparallel.html").read_text("utf-8")
-    assert "在多個 GPU 上訓練" in BeautifulSoup(tutorial, "html.parser").h1.get_text()
+    tutorial = (html / "zh_TW/auto_examples/plot_01_tiny.html").read_text("utf-8")
+    title = read(project / "locale/zh_TW/LC_MESSAGES/auto_examples/plot_01_tiny.po")
+    assert title.get("A tiny tutorial").string in BeautifulSoup(tutorial, "html.parser").h1.get_text()
+    made = {path.suffix for path in digests[0]}
+    assert {".html", ".js", ".png", ".ipynb", ".zip"} <= made, made
+    assert any("zh_TW" in str(path) and "thumb" in str(path) for path in digests[0])
     differing = sorted(
         str(name) for name in digests[0].keys() | digests[1].keys()
         if digests[0].get(name) != digests[1].get(name)
@@ -194,28 +203,28 @@ def test_turning_execution_off_fails_the_build(project):
     assert "plot_gallery is off" in result.stdout + result.stderr
 
 
-def test_incremental_build_renames_a_page_everywhere(site, tmp_path):
-    """A retitled page shows its new title in every page's navigation."""
-    project = copy_project(tmp_path / "project")
-    assert build(project, "zh_TW").returncode == 0
-    catalog = project / "locale/zh_TW/LC_MESSAGES/auto_examples/plot_02_dataparallel_in_depth.po"
+def test_incremental_build_renames_a_page_everywhere(project):
+    """A tutorial retitled in its catalog shows its new title in every page's navigation."""
+    catalog = project / "locale/zh_TW/LC_MESSAGES/auto_examples/plot_01_tiny.po"
     po = read(catalog)
-    entry = po.get("``nn.DataParallel`` in depth")
-    old_word = entry.string.split()[0]  # 深入解析
-    entry.string = "重新命名的頁面 ``nn.DataParallel``"
+    entry = po.get("A tiny tutorial")
+    old_title = entry.string
+    entry.string = "重新命名的頁面"
     write(po, catalog)
 
     result = build(project, "zh_TW")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "nothing changed" not in result.stdout  # a tutorial's catalog is an input
     html = project / "_build" / "html" / "zh_TW"
-    for page in ("index", "translating", "auto_examples/plot_01_dataparallel",
-                 "auto_examples/plot_02_dataparallel_in_depth",
-                 "auto_examples/plot_03_distributed_data_parallel"):  # fmt: skip
-        text = BeautifulSoup((html / f"{page}.html").read_text("utf-8"), "html.parser")
+    pages = sorted(html.glob("**/*.html"))
+    assert {"index.html", "plot_01_tiny.html", "search.html"} <= {page.name for page in pages}
+    for page in pages:
+        if page.name in ("genindex.html", "404.html"):
+            continue
+        text = BeautifulSoup(page.read_text("utf-8"), "html.parser")
         navigation = text.select_one(".sidebar-tree").get_text(" ")
         assert "重新命名的頁面" in navigation, page
-        assert old_word not in navigation, page
+        assert old_title not in navigation, page
 
 
 def test_nothing_to_run_follows_sphinx_gallerys_checksums(site):

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from site_build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from conftest import copy_project
 
 ROOT = Path(__file__).resolve().parent.parent
 DATE = re.compile(r'^"POT-Creation-Date: .*$', re.MULTILINE)

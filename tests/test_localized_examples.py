@@ -23,7 +23,7 @@ import pytest
 from bs4 import BeautifulSoup
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
-from conftest import outside_env
+from conftest import FIGURE_EXAMPLE, outside_env
 from languages import TRANSLATIONS
 from site_extensions.localized_examples import (
     PICKLE,
@@ -324,21 +324,6 @@ def test_the_gallerys_thumbnails_are_made_from_the_translated_figures(site, lang
             assert image.size == en_image.size
 
 
-FIGURE = '''"""
-A figure
-========
-
-It draws one line.
-"""
-
-import matplotlib.pyplot as plt
-
-fig, ax = plt.subplots()
-ax.plot([0, 1], [0, {height}])
-ax.set_title("One line")
-'''
-
-
 def test_a_thumbnail_follows_its_figure_when_the_example_runs_again(mini_site):
     """The gallery's index is read again when a figure it shows a thumbnail of changes.
 
@@ -358,10 +343,10 @@ def test_a_thumbnail_follows_its_figure_when_the_example_runs_again(mini_site):
         folder = mini_site / "docs" / "auto_examples"
         return {path: path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
 
-    example.write_text(FIGURE.format(height=1), "utf-8")
+    example.write_text(FIGURE_EXAMPLE.format(height=1), "utf-8")
     build("conf/site_build/build_site.py", "html", "zh_CN")
     first = thumb.read_bytes()
-    example.write_text(FIGURE.format(height=-1), "utf-8")  # the line goes down instead
+    example.write_text(FIGURE_EXAMPLE.format(height=-1), "utf-8")  # the line goes down instead
     build("conf/site_build/build_site.py", "html", "zh_CN")
     assert pixels(thumb) != pixels(io.BytesIO(first)), "the thumbnail shows the figure before"
     after_html = gallery()

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import outside_env
+from conftest import one_worker_at_a_time, outside_env
 from translation.catalogs import is_translated, messages, read  # conf/ is on sys.path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,9 +91,10 @@ def tutorial_branch(site, tmp_path_factory):
     stamp = (ROOT / "requirements.txt").stat()  # the pins' mtime: make reuses .venv
     os.utime(clone / "requirements.txt", ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     # The executed gallery and the last good site: only the new tutorial runs.
-    shutil.copytree(ROOT / "docs" / "auto_examples", clone / "docs" / "auto_examples")
-    for part in ("html", "stamps"):
-        shutil.copytree(ROOT / "_build" / part, clone / "_build" / part, symlinks=True)
+    with one_worker_at_a_time():
+        shutil.copytree(ROOT / "docs" / "auto_examples", clone / "docs" / "auto_examples")
+        for part in ("html", "stamps"):
+            shutil.copytree(ROOT / "_build" / part, clone / "_build" / part, symlinks=True)
     base = run(clone, "git", "rev-parse", "HEAD").stdout.strip()
     run(clone, "git", "switch", "--quiet", "-c", "add-a-tutorial")
     (clone / "examples" / "plot_04_tiny.py").write_text('''"""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from site_build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from conftest import copy_project
 from conftest import build_offline
 from fontTools.ttLib import TTCollection
 from languages import LANGUAGES

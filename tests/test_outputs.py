@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from site_build.outputs import NotPublished, OutputsError, fetch, published, shard_of
-from site_build.project_copy import copy_project
+from conftest import copy_project
 from site_extensions.recordings import MAX_FILE, choose, sign, trusted_keys, verified
 
 FIXTURES = Path(__file__).parent / "fixtures" / "recordings"

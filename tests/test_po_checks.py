@@ -22,7 +22,7 @@ import opencc
 import pytest
 from babel.messages.pofile import write_po
 
-from site_build.project_copy import copy_project
+from conftest import copy_project
 from languages import LANGUAGES
 from translation import catalog_report, run_checks as gate, seed_zh_tw
 from translation.checks import references, script_mix, terminology, unused

@@ -37,7 +37,11 @@ def test_language_codes_are_mapped():
 
 
 @pytest.mark.parametrize("lang", LANGUAGES, ids=lambda lang: lang.rtd)
-def test_readthedocs_build(site, tmp_path, lang):
+def test_readthedocs_build(mini_site, tmp_path, lang):
+    """The jobs of .readthedocs.yaml, on a copy of the mini site: HTML, PDF and EPUB.
+
+    The project's own PDFs and EPUBs are the offline fixture's (tests/conftest.py).
+    """
     env = {
         **os.environ,
         "READTHEDOCS": "True",
@@ -47,12 +51,11 @@ def test_readthedocs_build(site, tmp_path, lang):
         "PATH": f"{ROOT / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}",
     }
     for command in readthedocs_commands():
-        result = subprocess.run(
-            command, shell=True, cwd=ROOT, env=env, capture_output=True, text=True
-        )
+        result = subprocess.run(command, shell=True, cwd=mini_site, env=env, capture_output=True,
+                                text=True)  # fmt: skip
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     html = tmp_path / "out" / "html"
-    page = html / "auto_examples" / "plot_01_dataparallel.html"
+    page = html / "auto_examples" / "plot_01_tiny.html"
     soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
     assert soup.html["lang"] == lang.html
     links = {a["hreflang"]: a["href"] for a in soup.select("nav.language-switcher a")}
@@ -60,7 +63,7 @@ def test_readthedocs_build(site, tmp_path, lang):
         if other != lang:
             # /<rtd>/latest/auto_examples/x.html -> ../../../<other>/latest/...
             assert links[other.html] == (
-                f"../../../{other.rtd}/latest/auto_examples/plot_01_dataparallel.html"
+                f"../../../{other.rtd}/latest/auto_examples/plot_01_tiny.html"
             )
     assert (html / "index.html").is_file() and (html / "404.html").is_file()
     not_found = (html / "404.html").read_text("utf-8")
@@ -71,5 +74,5 @@ def test_readthedocs_build(site, tmp_path, lang):
     for fmt in ("pdf", "epub"):
         files = list((tmp_path / "out" / fmt).iterdir())
         assert [f.name for f in files] == [f"data-parallelism-in-pytorch-{lang.sphinx}.{fmt}"]
-        assert files[0].stat().st_size > 50_000
+        assert files[0].stat().st_size > 10_000
         assert downloads[fmt.upper()] == f"/_/downloads/{lang.rtd}/latest/{fmt}/"

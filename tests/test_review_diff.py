@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 from bs4 import BeautifulSoup
-from site_build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from conftest import copy_project
 from conftest import readthedocs_commands
 from babel.messages.pofile import write_po
 from translation.catalogs import messages, read

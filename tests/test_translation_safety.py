@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from site_build.project_copy import copy_project  # conf/ is on sys.path (conftest)
+from conftest import copy_project
 from conftest import SCRIPTED
 from babel.messages.pofile import write_po
 from translation.catalogs import messages, read  # conf/ is on sys.path (conftest)

@@ -12,7 +12,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from conftest import outside_env
-from site_build.project_copy import copy_project
+from conftest import copy_project
 from translation.catalogs import is_translated, messages, read, write
 
 ADDED = " This sentence was added by the translator test."
