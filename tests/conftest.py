@@ -1,6 +1,10 @@
 """Shared fixtures: one full build of the site for every end-to-end test, served
 over HTTP and read in one headless Chromium (Playwright).
 
+``make test`` spreads the modules over pytest-xdist workers; each worker has
+these session fixtures, and whatever builds in (or copies) the checkout runs
+one worker at a time (:func:`one_worker_at_a_time`).
+
 Tests that need an optional tool carry its marker (``browser``: Chromium;
 ``gettext``: GNU gettext); where the tool is missing they are skipped, and
 the session says so at its start, with how to install it.
