@@ -2,12 +2,14 @@
 
 import os
 import subprocess
+import zipfile
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from bs4 import BeautifulSoup
+from pypdf import PdfReader
 from conftest import readthedocs_commands
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,4 +77,11 @@ def test_readthedocs_build(mini_site, tmp_path, lang):
         files = list((tmp_path / "out" / fmt).iterdir())
         assert [f.name for f in files] == [f"data-parallelism-in-pytorch-{lang.sphinx}.{fmt}"]
         assert files[0].stat().st_size > 10_000
+        if fmt == "pdf":  # a PDF a reader opens: pages, and the site's words on them
+            text = "".join(page.extract_text() for page in PdfReader(files[0]).pages)
+            assert soup.h1.get_text(strip=True).rstrip("¶#") in text
+        else:  # an EPUB: a zip whose first member says so, stored uncompressed
+            with zipfile.ZipFile(files[0]) as epub:
+                first = epub.infolist()[0]
+                assert (first.filename, epub.read(first)) == ("mimetype", b"application/epub+zip")
         assert downloads[fmt.upper()] == f"/_/downloads/{lang.rtd}/latest/{fmt}/"
