@@ -131,7 +131,7 @@ MINI = ROOT / "tests" / "roots" / "mini-site"
 
 
 def mini_copy(dest):
-    """A project at *dest* made of this checkout's conf/, Makefile and pins and the mini site.
+    """A project at *dest*: this checkout's conf/, Makefile, pins and .readthedocs.yaml, and the mini site.
 
     The mini site (tests/roots/mini-site) has one page, one tiny tutorial and
     their catalogs: the build machinery runs on it in seconds. The copy shares
@@ -141,7 +141,7 @@ def mini_copy(dest):
     shutil.copytree(ROOT / "conf", dest / "conf", ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("docs", "examples", "locale"):
         shutil.copytree(MINI / name, dest / name)
-    for name in ("Makefile", "requirements.txt", "locale/glossary.csv"):
+    for name in ("Makefile", "requirements.txt", ".readthedocs.yaml", "locale/glossary.csv"):
         shutil.copy2(ROOT / name, dest / name)  # keeps the pins' mtime: make reuses .venv
     (dest / ".venv").symlink_to(ROOT / ".venv")
     return dest

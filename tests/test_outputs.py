@@ -1,12 +1,14 @@
 """Recorded example output is data (conf/site_extensions/recordings.py, conf/site_build/outputs.py).
 
-A project copy that trusts the tests' key (tests/fixtures/recordings) records
-every example with ``make outputs``. From that recording the tests make the
-ones a hostile contributor would publish (tampered, signed by another key,
-stale, oversized, carrying markup or claiming real GPUs): each is refused with
-a one-line reason, or, signed by the trusted key, shows its text as text and
-nothing else. Pages, figures and downloads always come from the build's own
-execution of the sources.
+``make outputs`` records the real examples (one of them, checked cell by cell
+against what the site's build printed) and, in a copy of the mini site that
+trusts the tests' key (tests/fixtures/recordings), a tutorial whose result
+blocks carry the headers the provenance notes read. From that recording the
+tests make the ones a hostile contributor would publish (tampered, signed by
+another key, stale, oversized, carrying markup or claiming real GPUs): each is
+refused with a one-line reason, or, signed by the trusted key, shows its text
+as text and nothing else. Pages, figures and downloads always come from the
+build's own execution of the sources.
 """
 
 import base64
@@ -25,16 +27,44 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from site_build.outputs import NotPublished, OutputsError, fetch, published, shard_of
-from conftest import copy_project
+from conftest import ROOT, mini_copy, one_worker_at_a_time
 from site_extensions.recordings import MAX_FILE, choose, sign, trusted_keys, verified
 
 FIXTURES = Path(__file__).parent / "fixtures" / "recordings"
 KEY = FIXTURES / "test-only-key.pem"
 EPOCH = "1700000000"
 LANGS = "LANGUAGES=en zh_TW"
-TUTORIAL = "auto_examples/plot_01_dataparallel.html"
+RESULTS = "plot_02_results.py"
+TUTORIAL = "auto_examples/plot_02_results.html"
 GPU = "NVIDIA A100-SXM4-80GB"
-EXAMPLES = len(list((Path(__file__).parent.parent / "examples").glob("plot_*.py")))
+EXAMPLES = 2  # the mini site's tutorial and RESULTS
+# A tutorial for the mini site whose result blocks start with the examples' headers
+# (conf/site_extensions/provenance.py, HEADERS), each under a provenance note.
+RESULTS_EXAMPLE = '''"""
+Results
+=======
+
+Each block starts with the header the real tutorials print.
+"""
+
+# %%
+# On one emulated GPU.
+
+print("# 1 GPU emulated on CPU")
+print("loss 0.50")
+
+# %%
+# On two.
+
+print("# 2 GPUs emulated on CPU")
+print("loss 0.40")
+
+# %%
+# On eight.
+
+print("# 8 GPUs emulated on CPU")
+print("loss 0.25")
+'''
 # What a recording's text may try to be: HTML, reST, a page that goes elsewhere.
 HOSTILE = ('<script>alert(1)</script><meta http-equiv="refresh" content="0;url=//example.org/">'
            "\n.. raw:: html\n\n   <b>raw</b>\n\n.. literalinclude:: /etc/passwd\n")  # fmt: skip
@@ -73,17 +103,17 @@ def resigned(recording, target, key=KEY, change=lambda r: None):
     return Path(target)
 
 
-def cells(recording, example="plot_01_dataparallel.py"):
+def cells(recording, example=RESULTS):
     return recording["examples"][example]["cells"]
 
 
 def on_real_gpus(recording):
-    """Claim that plot_01's 8-GPU result came from real GPUs, with markup in its text."""
+    """Claim that the 8-GPU result came from real GPUs, with markup in its text."""
     found = cells(recording)
     index = next(i for i, c in enumerate(found) if c and c.startswith("# 8 GPUs emulated on CPU"))
     found[index] = found[index].replace("# 8 GPUs emulated on CPU",
                                         f"# 8 × {GPU} (real nn.DataParallel)") + "\n" + HOSTILE  # fmt: skip
-    recording["examples"]["plot_01_dataparallel.py"]["executed"].update(
+    recording["examples"][RESULTS]["executed"].update(
         gpus=[GPU] * 8, cuda="12.8", driver="570.86.15")  # fmt: skip
 
 
@@ -98,36 +128,62 @@ def files(folder, pattern="*"):
             for p in sorted(Path(folder).rglob(pattern)) if p.is_file()}  # fmt: skip
 
 
+def record(project, out, *args):
+    """``make outputs`` in *project*, signed with the tests' key, into *out*; return its log."""
+    return ok(run(project, "outputs", f"KEY={KEY}", f"OUT={out}", *args))
+
+
 @pytest.fixture(scope="module")
-def recorder(site, tmp_path_factory):
-    """(tmp, a copy trusting the tests' key and built, its signed recording of every example)."""
+def recorder(tmp_path_factory):
+    """(tmp, a mini site trusting the tests' key, with RESULTS, built; its signed recording)."""
     tmp = tmp_path_factory.mktemp("outputs")
-    project = trusting(copy_project(tmp / "recorder"), FIXTURES / "test-only-key.pub")
-    log = ok(run(project, "outputs", f"KEY={KEY}", f"OUT={tmp / 'all.json'}"))
-    assert f"executing {EXAMPLES} example(s)" in log
+    project = trusting(mini_copy(tmp / "recorder"), FIXTURES / "test-only-key.pub")
+    (project / "examples" / RESULTS).write_text(RESULTS_EXAMPLE, "utf-8")
+    assert f"executing {EXAMPLES} example(s)" in record(project, tmp / "all.json")
     ok(run(project, "html", LANGS))  # the copy's own output, for comparison
     return tmp, project, tmp / "all.json"
 
 
-def test_a_recording_is_what_each_cell_printed_and_its_provenance_signed(recorder):
-    _, project, path = recorder
+def check_recording(path, project, keys=FIXTURES / "test-only-key.pub"):
+    """Assert that *path* is a recording of *project*'s examples, each cell's text, signed."""
     import torch
     from sphinx_gallery.utils import get_md5sum
 
-    recording = verified(path, trusted_keys(project / "conf" / "recording-keys.txt"))
-    assert set(recording["examples"]) == {p.name for p in (project / "examples").glob("*.py")}
+    recording = verified(path, trusted_keys(keys))
     for name, example in recording["examples"].items():
         assert example["md5"] == get_md5sum(project / "examples" / name, mode="t")
         assert all(cell is None or isinstance(cell, str) for cell in example["cells"])
         facts = example["executed"]
         assert facts["torch"] == torch.__version__ and facts["date"] == "2023-11-14"
         assert facts["gpus"] == [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-    headers = [c.split("\n", 1)[0] for c in cells(recording) if c and c.startswith("# ")]
+    return recording
+
+
+def test_a_recording_is_what_each_cell_printed_and_its_provenance_signed(recorder):
+    _, project, path = recorder
+    recording = check_recording(path, project, project / "conf" / "recording-keys.txt")
+    assert set(recording["examples"]) == {p.name for p in (project / "examples").glob("*.py")}
+    # One entry per code cell: the text it printed.
+    assert cells(recording) == ["# 1 GPU emulated on CPU\nloss 0.50",
+                                "# 2 GPUs emulated on CPU\nloss 0.40",
+                                "# 8 GPUs emulated on CPU\nloss 0.25"]  # fmt: skip
+    assert cells(recording, "plot_01_tiny.py") == ["one line"]
+
+
+def test_a_shard_of_the_real_examples_records_their_results(tmp_path):
+    """Shard 1/5 is plot_01: its result blocks, each under its header, as the page shows them."""
+    out = tmp_path / "plot_01.json"
+    with one_worker_at_a_time():  # make outputs copies the checkout
+        log = record(ROOT, out, "SHARD=1/5")
+    assert "executing 1 example(s): plot_01_dataparallel.py" in log
+    recording = check_recording(out, ROOT)
+    assert set(recording["examples"]) == {"plot_01_dataparallel.py"}
+    headers = [c.split("\n", 1)[0] for c in cells(recording, "plot_01_dataparallel.py")
+               if c and c.startswith("# ")]  # fmt: skip
+    import torch
+
     assert headers[-4:] == [f"# {n} GPU{'s' * (n > 1)} emulated on CPU" for n in (1, 2, 3, 8)] \
         or torch.cuda.device_count() > 0  # fmt: skip
-    ddp = [c.split("\n", 1)[0] for c in cells(recording, "plot_03_distributed_data_parallel.py")
-           if c and c.startswith("# ")]  # fmt: skip
-    assert ddp == [f"# {n} process{'es' * (n > 1)} on the CPU (gloo)" for n in (1, 2, 3, 8)]
 
 
 def another_key(tmp_path):
@@ -163,18 +219,18 @@ REFUSED = {
                    and tmp / "plain.json", "not a signed recording made by make outputs"),
     "oversized": (oversized, "larger than 8 MiB"),
     "stale": (lambda r, tmp: resigned(r, tmp / "stale.json", change=lambda c: c["examples"][
-        "plot_02_dataparallel_in_depth.py"].update(md5="0" * 32)),
-        "plot_02_dataparallel_in_depth.py: its source changed since it was recorded"),
+        "plot_01_tiny.py"].update(md5="0" * 32)),
+        "plot_01_tiny.py: its source changed since it was recorded"),
     "cells not text": (lambda r, tmp: resigned(r, tmp / "cells.json", change=lambda c: cells(c)
                        .__setitem__(0, {"html": "<b>x</b>"})), "its cells are not text"),
     "markup in provenance": (lambda r, tmp: resigned(r, tmp / "facts.json", change=lambda c: c[
-        "examples"]["plot_01_dataparallel.py"]["executed"].update(gpus=["A100\n.. raw:: html"])),
+        "examples"][RESULTS]["executed"].update(gpus=["A100\n.. raw:: html"])),
         "its provenance holds 'gpus'"),
     "unknown fact": (lambda r, tmp: resigned(r, tmp / "fact.json", change=lambda c: c[
-        "examples"]["plot_01_dataparallel.py"]["executed"].update(url="https://example.org")),
+        "examples"][RESULTS]["executed"].update(url="https://example.org")),
         "its provenance holds 'url'"),
     "a path for a name": (lambda r, tmp: resigned(r, tmp / "path.json", change=lambda c: c[
-        "examples"].__setitem__("../conf/conf.py", c["examples"]["plot_01_dataparallel.py"])),
+        "examples"].__setitem__("../conf/conf.py", c["examples"][RESULTS])),
         "../conf/conf.py: no such example here"),
 }  # fmt: skip
 
@@ -234,7 +290,7 @@ def test_a_trusted_recording_shows_its_text_as_text_and_nothing_else(recorder, t
     before = {lang: files(project / "_build/html" / lang, "_downloads/**/*") for lang in ("en", "zh_TW")}
     images = files(project / "_build/html/en/_images")
     log = ok(run(project, "html", LANGS, f"OUTPUTS={gpus}"))
-    assert f"plot_01_dataparallel.py: recorded output used ({gpus}; commit" in log
+    assert f"{RESULTS}: recorded output used ({gpus}; commit" in log
     english = notes(project, "en", TUTORIAL)
     assert f"8 × {GPU}, real nn.DataParallel; recorded 2023-11-14" in english[-1]
     assert "CUDA 12.8, driver 570.86.15" in english[-1]
