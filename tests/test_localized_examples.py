@@ -15,6 +15,7 @@ import json
 import re
 import subprocess
 import sys
+import warnings
 import zipfile
 from xml.etree import ElementTree
 from pathlib import Path
@@ -98,7 +99,9 @@ def test_a_chinese_download_is_the_translated_tutorial_with_the_english_code(sit
     # The program is the English one, and Python reads it as a program.
     assert code_tokens(script) == code_tokens(english)
     assert script != english
-    compile(script, f"{lang}/{example}.py", "exec")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an invalid escape: a warning today, an error later
+        compile(script, f"{lang}/{example}.py", "exec")
     # The notebook: the same prose, code cells identical in tokens to the English notebook's.
     notebook = json.loads(download(site, lang, example, ".ipynb").read_text("utf-8"))
     english_notebook = json.loads(download(site, "en", example, ".ipynb").read_text("utf-8"))
@@ -173,6 +176,18 @@ CELL = '''def line():
 # what it prints
 print(line())
 '''
+
+
+def test_a_translation_with_backslashes_stays_its_words():
+    """reST's escaped space (``\\ ``) before Chinese text: the literal becomes raw."""
+    docstring = "回傳\\ ``line``\\ 印出的那一行。"
+    code, refused = localized_code(CELL, lambda text: docstring if text.startswith("Return") else text)
+    assert refused == [] and f'r"""{docstring}"""' in code
+    namespace = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exec(compile(code, "cell", "exec"), namespace)
+    assert namespace["line"].__doc__ == docstring
 
 
 def test_a_comment_or_docstring_translation_may_change_only_its_words():

@@ -144,6 +144,18 @@ def _replace_span(code, span, new):
     return code[:start] + new + code[end:]
 
 
+def _raw_prefix(prefix, text):
+    """The string *prefix* (``r``, ``u``...) for a literal holding *text* word for word.
+
+    A translation may hold backslashes (reST's escaped space, ``\\ ``, joins
+    markup to Chinese text): in a raw literal they stay characters, where an
+    ordinary one would read them as escapes (and Python warns).
+    """
+    if "\\" not in text or "r" in prefix.lower():
+        return prefix
+    return "r" + prefix.replace("u", "").replace("U", "")
+
+
 def _rendered(kind, translation, span, code):
     """The source text of a translated comment or docstring, laid out like the English's."""
     indent = " " * span[1]
@@ -151,7 +163,7 @@ def _rendered(kind, translation, span, code):
     if kind == "docstring":
         literal = code.splitlines()[span[0] - 1][span[1]:]
         quote = literal.lstrip("rbuRBU")[:3]
-        prefix = literal[: len(literal) - len(literal.lstrip("rbuRBU"))]
+        prefix = _raw_prefix(literal[: len(literal) - len(literal.lstrip("rbuRBU"))], translation)
         lines = _wrap(translation, width - 4)
         if len(lines) == 1:
             return f"{prefix}{quote}{translation}{quote}"
@@ -566,7 +578,8 @@ def localized_script(path, translate, parse):
 
                 body, rejected = localized_prose(match[2], translate, parse, same)
                 refused += rejected
-                chunk = match[1] + body + match[3] + chunk[match.end():]
+                opening = re.sub(r'[rRuU]?(?=""")', lambda m: _raw_prefix(m[0], body), match[1])
+                chunk = opening + body + match[3] + chunk[match.end():]
         else:  # "# " comment lines, then what follows the cell (blank lines) as it is
             cell = chunk.splitlines(keepends=True)
             count = next((i for i, line in enumerate(cell) if not line.startswith("#")), len(cell))
