@@ -5,6 +5,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.parse
@@ -46,6 +47,13 @@ def wait_for(url, text, timeout=120):
     raise AssertionError(f"{text!r} never appeared at {url}; last page ends:\n{page[-1500:]}")
 
 
+# Starts a command as a terminal does, where Ctrl-C (SIGINT) stops it. A test run
+# started in the background (`make test &`, some CI runners) ignores SIGINT, and
+# every process it starts would inherit that: the preview would never stop.
+FROM_A_TERMINAL = [sys.executable, "-c", "import os, signal, sys; "
+                   "signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])"]
+
+
 @pytest.fixture(scope="module")
 def preview(tmp_path_factory):
     """The mini site with `make livehtml LANGUAGE=zh_TW` running on a free port."""
@@ -53,7 +61,8 @@ def preview(tmp_path_factory):
     port = free_port()
     log = open(project / "preview.log", "w")
     process = subprocess.Popen(
-        ["make", "--no-print-directory", "livehtml", "LANGUAGE=zh_TW", f"PORT={port}"],
+        [*FROM_A_TERMINAL, "make", "--no-print-directory", "livehtml", "LANGUAGE=zh_TW",
+         f"PORT={port}"],
         cwd=project, env=outside_env(), stdout=log, stderr=subprocess.STDOUT,
         start_new_session=True,
     )  # fmt: skip
@@ -62,12 +71,15 @@ def preview(tmp_path_factory):
         wait_for(base + "index.html", "</html>", timeout=240)
         yield project, base
     finally:
-        os.killpg(process.pid, signal.SIGINT)
+        os.killpg(process.pid, signal.SIGINT)  # Ctrl-C
         try:
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
-        log.close()
+            pytest.fail("the preview did not stop within 30 s of Ctrl-C")
+        finally:
+            log.close()
+    assert "Stopped the preview." in (project / "preview.log").read_text("utf-8")
     # Nothing of the preview is left running.
     assert subprocess.run(["pgrep", "-f", f"live_preview.py zh_TW --port {port}"],
                           capture_output=True).returncode == 1  # fmt: skip

@@ -148,7 +148,9 @@ def preview_latency(project, edits):
             print(f"  preview edit {edit + 1}: page {shown:.2f} s, rebuild done "
                   f"{timings[-1][1]:.2f} s", file=sys.stderr, flush=True)  # fmt: skip
     finally:
-        os.killpg(preview.pid, signal.SIGINT)
+        # SIGTERM: the preview stops as on Ctrl-C; SIGINT is ignored where this
+        # benchmark was started in the background (`make bench &`).
+        os.killpg(preview.pid, signal.SIGTERM)
         preview.wait()
         log.close()
     return timings
