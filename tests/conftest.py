@@ -2,8 +2,8 @@
 over HTTP and read in one headless Chromium (Playwright).
 
 ``make test`` spreads the modules over pytest-xdist workers; each worker has
-these session fixtures, and whatever builds in (or copies) the checkout runs
-one worker at a time (:func:`one_worker_at_a_time`).
+these session fixtures; the site's build in the checkout runs while no other
+worker builds or copies it (:func:`one_worker_at_a_time`).
 
 Tests that need an optional tool carry its marker (``browser``: Chromium;
 ``gettext``: GNU gettext); where the tool is missing they are skipped, and
@@ -95,25 +95,35 @@ def pytest_report_collectionfinish(config, start_path, items):
 
 
 @contextlib.contextmanager
-def one_worker_at_a_time():
-    """Let one pytest-xdist worker at a time build in the checkout; the others wait.
+def one_worker_at_a_time(sources=True):
+    """Let one pytest-xdist worker at a time write the checkout's sources; the others wait.
 
     The workers share the checkout's build lock (taken by the session, see
-    pytest_configure), so the site's and the offline copies' builds take this
-    one too: the second worker finds them built ("nothing changed").
+    pytest_configure), so the site's build takes this one too: the second
+    worker finds it built ("nothing changed"). What only reads the sources and
+    the executed gallery, and writes nothing or only under _build/ (a copy of
+    the project, the offline copies' builds), passes ``sources=False``: it
+    waits for such a build, never for another reader.
     """
-    path = ROOT / "_build" / "tests.lock"
+    with flocked("tests.lock", exclusive=sources):
+        yield
+
+
+@contextlib.contextmanager
+def flocked(name, exclusive=True):
+    """Hold the lock file _build/*name* (shared, or for this process alone)."""
+    path = ROOT / "_build" / name
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield
 
 
 def copy_project(dest, with_gallery=True):
-    """site_build.project_copy.copy_project, while no other worker builds in the checkout."""
+    """site_build.project_copy.copy_project, while no other worker builds the site."""
     from site_build.project_copy import copy_project as copy
 
-    with one_worker_at_a_time():
+    with one_worker_at_a_time(sources=False):
         return copy(dest, with_gallery)
 
 
@@ -390,7 +400,8 @@ def offline(site):
     """Build every language's PDF and EPUB (after the site); return {(fmt, lang): path}."""
     if not all(shutil.which(tool) for tool in OFFLINE_TOOLS):
         pytest.skip("needs TeX Live (xelatex, latexmk) and poppler-utils; see the README")
-    with one_worker_at_a_time():
+    # They write only under _build/; one worker builds them, the other finds them built.
+    with one_worker_at_a_time(sources=False), flocked("offline.lock"):
         before = gallery_digest()
         for fmt in ("pdf", "epub"):
             result = build_offline(fmt)

@@ -91,7 +91,7 @@ def tutorial_branch(site, tmp_path_factory):
     stamp = (ROOT / "requirements.txt").stat()  # the pins' mtime: make reuses .venv
     os.utime(clone / "requirements.txt", ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     # The executed gallery and the last good site: only the new tutorial runs.
-    with one_worker_at_a_time():
+    with one_worker_at_a_time(sources=False):
         shutil.copytree(ROOT / "docs" / "auto_examples", clone / "docs" / "auto_examples")
         for part in ("html", "stamps"):
             shutil.copytree(ROOT / "_build" / part, clone / "_build" / part, symlinks=True)

@@ -173,7 +173,7 @@ def test_a_recording_is_what_each_cell_printed_and_its_provenance_signed(recorde
 def test_a_shard_of_the_real_examples_records_their_results(tmp_path):
     """Shard 1/5 is plot_01: its result blocks, each under its header, as the page shows them."""
     out = tmp_path / "plot_01.json"
-    with one_worker_at_a_time():  # make outputs copies the checkout
+    with one_worker_at_a_time(sources=False):  # make outputs copies the checkout
         log = record(ROOT, out, "SHARD=1/5")
     assert "executing 1 example(s): plot_01_dataparallel.py" in log
     recording = check_recording(out, ROOT)
