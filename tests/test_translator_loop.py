@@ -1,4 +1,7 @@
-"""A volunteer's first contribution, end to end, as the translator guide tells it (on a copy).
+"""A volunteer's first contribution, end to end, as the translator guide tells it.
+
+It runs on a copy of the built mini site (tests/roots/mini-site): the same
+Makefile, tools and checks as the project's, on one page and one tutorial.
 
 The English changes; `make update-po` makes the entry fuzzy in both languages;
 a zh_TW volunteer fixes zh_TW only, checks zh_TW only and previews zh_TW. A
@@ -6,13 +9,13 @@ dropped backquote does not reach the site.
 """
 
 import re
+import shutil
 import subprocess
 
 import pytest
 from bs4 import BeautifulSoup
 
 from conftest import outside_env
-from conftest import copy_project
 from translation.catalogs import is_translated, messages, read, write
 
 ADDED = " This sentence was added by the translator test."
@@ -38,8 +41,10 @@ def plain_paragraph(lines):
 
 
 @pytest.fixture(scope="module")
-def project(site, tmp_path_factory):
-    return copy_project(tmp_path_factory.mktemp("loop") / "project")
+def project(mini_built, tmp_path_factory):
+    """A copy of the built mini site: its sources, executed gallery and published pages."""
+    dest = tmp_path_factory.mktemp("loop") / "project"
+    return shutil.copytree(mini_built, dest, symlinks=True)
 
 
 @pytest.mark.gettext
@@ -84,14 +89,12 @@ def test_a_zh_tw_volunteer_is_not_blocked_by_zh_cn(project):
 
 
 def test_a_dropped_backquote_is_not_published(project):
-    catalog_path = project / "locale/zh_TW/LC_MESSAGES/auto_examples/plot_01_dataparallel.po"
+    catalog_path = project / "locale/zh_TW/LC_MESSAGES/auto_examples/plot_01_tiny.po"
     catalog = read(catalog_path)
-    entry = next(m for m in messages(catalog)
-                 if is_translated(m) and "``" in m.string and len(m.string) > 40)  # fmt: skip
+    entry = next(m for m in messages(catalog) if is_translated(m) and "``" in m.string)
     good = catalog_path.read_text("utf-8")
-    before = (project / "_build/html/zh_TW").exists() and sorted(
-        (project / "_build/html/zh_TW").rglob("*.html"))  # fmt: skip
-    published = {p: p.read_bytes() for p in before or []}
+    published = {p: p.read_bytes() for p in (project / "_build/html/zh_TW").rglob("*.html")}
+    assert published, "the mini site's zh_TW pages are published"
     entry.string = entry.string.replace("``", "`", 1)  # the volunteer's slip
     write(catalog, catalog_path)
     try:
@@ -104,7 +107,7 @@ def test_a_dropped_backquote_is_not_published(project):
                      if lines[n - 1].startswith("msgstr"))  # fmt: skip
         end = next((n for n in range(start, len(lines) + 1) if not lines[n - 1].strip()),
                    len(lines) + 1)  # fmt: skip
-        named = re.findall(r"plot_01_dataparallel\.po:(\d+): \[markup\] (.*)", result.stderr)
+        named = re.findall(r"plot_01_tiny\.po:(\d+): \[markup\] (.*)", result.stderr)
         assert len(named) == 1, result.stderr[-3000:]
         line, message = int(named[0][0]), named[0][1]
         assert start <= line < end and "`" in lines[line - 1], (line, start, end)

@@ -6,6 +6,7 @@ It prints one line.
 """
 
 # %%
-# The line it prints.
+# The line it prints. ``print`` writes it to standard output and ends it
+# with a newline.
 
 print("one line")
