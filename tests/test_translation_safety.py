@@ -4,9 +4,10 @@ Every kind of injection is tried in a catalog of a tiny project with a reST
 page and a MyST page (tests/roots/translation-safety), built without ``-W``:
 the build must fail naming the catalog and line, and what it wrote must hold
 no script. The same markup in the English sources must build. Then the two
-attacks of the issue go into the real site's catalogs: ``make html`` must fail
-and keep the last good site, and Chromium loads a preview built anyway, and
-the real site under its Content-Security-Policy.
+attacks of the issue go into the catalogs of a copy of the mini site (the
+project's own Makefile and build on one page and one tutorial): ``make html``
+must fail and keep the last good site, and Chromium loads a preview built
+anyway. Last, Chromium loads the real site under its Content-Security-Policy.
 """
 
 import hashlib
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import copy_project
+from conftest import outside_env
 from conftest import SCRIPTED
 from babel.messages.pofile import write_po
 from translation.catalogs import messages, read  # conf/ is on sys.path (conftest)
@@ -332,27 +333,37 @@ def inject(po, msgid, append=None, replace=None):
     write_unwrapped(catalog, po)
 
 
+# The mini site's tutorial, drawing a figure after the paragraph that introduces it.
+FIGURE = """
+import matplotlib.pyplot as plt
+
+fig, ax = plt.subplots()
+ax.plot([0, 1], [0, 1])
+"""
+
+
 @pytest.mark.browser
-def test_make_html_refuses_the_issues_attacks_and_a_preview_runs_none(site, tmp_path, visit, serve):
-    project = copy_project(tmp_path / "project")
-    shutil.copytree(site / "zh_TW", project / "_build" / "html" / "zh_TW")
+def test_make_html_refuses_the_issues_attacks_and_a_preview_runs_none(mini_site, tmp_path, visit, serve):
+    project = mini_site  # the build machinery of the project, on one page and one tutorial
+    example = project / "examples" / "plot_01_tiny.py"
+    example.write_text(example.read_text("utf-8") + FIGURE, "utf-8")
     before = tree_digest(project / "_build" / "html" / "zh_TW")
     messages = project / "locale" / "zh_TW" / "LC_MESSAGES"
     landing = messages / "index.po"  # MyST
-    tutorial = messages / "auto_examples" / "plot_01_dataparallel.po"  # reST
-    landing_msgid = first_msgid(landing, "This site teaches")
-    tutorial_msgid = first_msgid(tutorial, "A PyTorch model runs on the CPU")
+    tutorial = messages / "auto_examples" / "plot_01_tiny.po"  # reST
+    landing_msgid = first_msgid(landing, "This site has one page")
+    tutorial_msgid = first_msgid(tutorial, "It prints one line")
     inject(landing, landing_msgid, append=' <img src=x onerror="alert(1)">')
     inject(tutorial, tutorial_msgid, append=" `點這裡 <javascript:alert(2)>`_")
     # Plain text that looks like HTML is words, not markup: shown, and never run.
-    title = "PyTorch 中的資料平行 <img src=x onerror=alert(3)>"
+    title = "只有一頁的網站 <img src=x onerror=alert(3)>"
     escaped = title.replace("<", "&lt;").replace(">", "&gt;")  # MyST: entities are text
-    inject(landing, "Data parallelism in PyTorch", replace=escaped)
+    inject(landing, "A one-page site", replace=escaped)
     # Words that Sphinx-Gallery copies into the figure's alt attribute.
-    figure_msgid = first_msgid(tutorial, "The same numbers as a picture")
+    figure_msgid = first_msgid(tutorial, "The line it prints")
     inject(tutorial, figure_msgid, append=REFRESH)
 
-    result = subprocess.run(["make", "html", "LANGUAGES=zh_TW"], cwd=project,
+    result = subprocess.run(["make", "html", "LANGUAGES=zh_TW"], cwd=project, env=outside_env(),
                             capture_output=True, text=True, timeout=600)  # fmt: skip
     output = result.stdout + result.stderr
     assert result.returncode != 0, output[-3000:]
@@ -373,7 +384,8 @@ def test_make_html_refuses_the_issues_attacks_and_a_preview_runs_none(site, tmp_
     )  # fmt: skip
     assert built.returncode != 0
     root = serve(preview)
-    for path, shown in (("index.html", 'onerror="alert(1)"'), (TUTORIAL, "javascript:alert(2)")):
+    tutorial_page = "auto_examples/plot_01_tiny.html"
+    for path, shown in (("index.html", 'onerror="alert(1)"'), (tutorial_page, "javascript:alert(2)")):
         page, dialogs, requests = visit(root + path, shot=f"translation-safety-{Path(path).stem}")
         assert dialogs == [] and page.url == root + path
         assert [url for url in requests if not url.startswith(root)] == []
