@@ -122,7 +122,10 @@ def publish(built, folder):
 def build_one(fmt, lang, dest, work):
     """Build *lang*'s *fmt* copy in *work* and publish it into *dest*; return its path."""
     builder = BUILDERS[fmt]
-    outdir, doctrees = work / f"{fmt}-{lang}", work / "doctrees" / f"{fmt}-{lang}"
+    # The PDF and the EPUB of a language read the same pages the same way (both
+    # offline: site_extensions/offline_copies.py), so the second reuses what the
+    # first read, as Sphinx's own Makefile shares one doctree folder between builders.
+    outdir, doctrees = work / f"{fmt}-{lang}", work / "doctrees" / lang
     # A fresh output folder: an EPUB packs every file it finds there, and stale
     # LaTeX auxiliaries from another preamble can break the next run.
     shutil.rmtree(outdir, ignore_errors=True)
