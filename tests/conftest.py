@@ -28,7 +28,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "conf"))
 
-from site_build.checkout_lock import acquire  # noqa: E402
+from site_build.checkout_lock import acquire, outside_env  # noqa: E402
 from languages import LANGUAGES  # noqa: E402
 
 
@@ -109,10 +109,14 @@ def one_worker_at_a_time(sources=True):
         yield
 
 
-@contextlib.contextmanager
 def flocked(name, exclusive=True):
     """Hold the lock file _build/*name* (shared, or for this process alone)."""
-    path = ROOT / "_build" / name
+    return locked(ROOT / "_build" / name, exclusive)
+
+
+@contextlib.contextmanager
+def locked(path, exclusive=True):
+    """Hold the lock file *path* (shared, or for this process alone)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
@@ -173,19 +177,25 @@ ax.set_title("One line")
 '''
 
 
-def outside_env(**extra):
-    """The environment of a command typed by hand, not started by this test session."""
-    env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
-    return {**env, **extra}
-
-
 @pytest.fixture(scope="session")
 def mini_built(tmp_path_factory):
-    """The mini site, built once in every language: the last good site of its copies."""
-    project = mini_copy(tmp_path_factory.mktemp("mini") / "project")
-    result = subprocess.run([sys.executable, "conf/site_build/build_site.py", "html"], cwd=project,
-                            capture_output=True, text=True, env=outside_env())  # fmt: skip
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    """The mini site, built once in every language: the last good site of its copies.
+
+    One build for the whole session: the first worker to ask builds it in the
+    workers' shared temporary folder, the others wait for it and read it.
+    Tests copy it (``mini_site``) before they change anything.
+    """
+    shared = tmp_path_factory.getbasetemp()
+    shared = shared.parent if os.environ.get("PYTEST_XDIST_WORKER") else shared
+    project, done = shared / "mini-built" / "project", shared / "mini-built" / "done"
+    with locked(shared / "mini-built.lock"):
+        if not done.exists():
+            shutil.rmtree(project.parent, ignore_errors=True)
+            mini_copy(project)
+            result = subprocess.run([sys.executable, "conf/site_build/build_site.py", "html"],
+                                    cwd=project, capture_output=True, text=True, env=outside_env())  # fmt: skip
+            assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+            done.touch()
     return project
 
 

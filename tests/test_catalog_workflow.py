@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import copy_project
+from conftest import copy_project, outside_env
 
 ROOT = Path(__file__).resolve().parent.parent
 DATE = re.compile(r'^"POT-Creation-Date: .*$', re.MULTILINE)
@@ -93,7 +93,7 @@ SPHINX_INTL = ["sphinx-intl", "-c", "conf/conf.py"]  # as README and the guide s
 
 def run(project, *args):
     """Run a command in *project* as a translator would; fail the test on error."""
-    env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
+    env = outside_env()
     env["PATH"] = f"{ROOT / '.venv' / 'bin'}{os.pathsep}{env['PATH']}"
     result = subprocess.run(list(args), cwd=project, env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

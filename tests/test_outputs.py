@@ -14,7 +14,6 @@ build's own execution of the sources.
 import base64
 import hashlib
 import json
-import os
 import re
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from site_build.outputs import NotPublished, OutputsError, fetch, published, shard_of
-from conftest import ROOT, mini_copy, one_worker_at_a_time
+from conftest import ROOT, mini_copy, one_worker_at_a_time, outside_env
 from site_extensions.recordings import MAX_FILE, choose, sign, trusted_keys, verified
 
 FIXTURES = Path(__file__).parent / "fixtures" / "recordings"
@@ -72,7 +71,7 @@ HOSTILE = ('<script>alert(1)</script><meta http-equiv="refresh" content="0;url=/
 
 def run(project, *args, **env):
     """Run make in *project* as a person would; return the completed process."""
-    base = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
+    base = outside_env()
     return subprocess.run(["make", "--no-print-directory", *args], cwd=project,
                           env={**base, "SOURCE_DATE_EPOCH": EPOCH, **env},
                           capture_output=True, text=True)  # fmt: skip
@@ -369,7 +368,7 @@ def test_read_the_docs_uses_the_published_recording_of_its_commit(recorder, tmp_
            "READTHEDOCS_OUTPUT": str(tmp_path / "out"), "READTHEDOCS_GIT_COMMIT_HASH": "abc1234",
            "DP_OUTPUTS_URL": f"{base}outputs-{{commit}}.json {base}outputs-latest.json",
            "SOURCE_DATE_EPOCH": EPOCH}  # fmt: skip
-    base_env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
+    base_env = outside_env()
     result = subprocess.run([sys.executable, "conf/site_build/build_site.py", "readthedocs"],
                             cwd=project, env={**base_env, **env}, capture_output=True, text=True)  # fmt: skip
     log = ok(result)

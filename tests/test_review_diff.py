@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 from bs4 import BeautifulSoup
-from conftest import copy_project
+from conftest import copy_project, outside_env
 from conftest import readthedocs_commands
 from babel.messages.pofile import write_po
 from translation.catalogs import messages, read
@@ -27,7 +27,7 @@ from translation.catalogs import messages, read
 ROOT = Path(__file__).resolve().parent.parent
 REVIEW = [sys.executable, str(ROOT / "conf" / "translation" / "review_diff.py")]
 CHECK = [sys.executable, str(ROOT / "conf" / "translation" / "run_checks.py")]
-CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
+CLEAN_ENV = outside_env()
 
 
 def run(cmd, cwd, env=None, ok=True):

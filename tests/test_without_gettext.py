@@ -6,7 +6,7 @@ import subprocess
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import mini_copy
+from conftest import mini_copy, outside_env
 
 GETTEXT_PROGRAMS = ("msgfmt", "msgmerge", "msgcat", "msgattrib", "msginit", "msgunfmt", "xgettext")
 
@@ -25,7 +25,7 @@ def no_gettext(tmp_path_factory):
             target = shadow / name
             if name not in GETTEXT_PROGRAMS and not target.exists():
                 target.symlink_to(os.path.join(folder, name))
-    env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
+    env = outside_env()
     env["PATH"] = str(shadow)
     probe = subprocess.run(["sh", "-c", "command -v msgfmt msgmerge"], env=env,
                            capture_output=True, text=True)  # fmt: skip

@@ -27,6 +27,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
+from site_build.checkout_lock import outside_env  # noqa: E402
 from site_build.project_copy import copy_project  # noqa: E402
 from site_layout import ROOT  # noqa: E402
 from translation.catalogs import is_translated, messages, read, write  # noqa: E402
@@ -118,7 +119,7 @@ def preview_latency(project, edits):
         port = probe.getsockname()[1]
     base = f"http://127.0.0.1:{port}/"
     page_url = base + "zh_TW/" + EXAMPLE.replace("examples/", "auto_examples/")[:-3] + ".html"
-    env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
+    env = outside_env()
     log = open(project / "_build" / "preview.log", "w")
     preview = subprocess.Popen(
         ["make", "--no-print-directory", "livehtml", "LANGUAGE=zh_TW", f"PORT={port}"],

@@ -31,6 +31,16 @@ INHERITED = "DP_BUILD_LOCK"
 _held = {}  # checkout folder -> open descriptor, for this process
 
 
+def outside_env(**extra):
+    """This process's environment, *extra* added, without the lock it holds and its name.
+
+    For a command on another checkout (a copy, a clone): it takes that
+    checkout's own lock, as a command typed by hand would.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in (INHERITED, "DP_COMMAND")}
+    return {**env, **extra}
+
+
 def _holder_file(root):
     return Path(root, "_build", "build-lock-holder")
 

@@ -40,6 +40,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
+from site_build.checkout_lock import outside_env  # noqa: E402
 from site_build.project_copy import copy_project  # noqa: E402
 from site_layout import BUILD, ROOT  # noqa: E402
 from site_extensions.recordings import FORMAT, MAX_FILE, sign  # noqa: E402
@@ -92,7 +93,7 @@ def record(out, key, shard=None):
         for example in (project / "examples").glob("*.py"):
             if example.name not in names:
                 example.unlink()  # this shard executes only its own examples
-        env = {k: v for k, v in os.environ.items() if k not in ("DP_BUILD_LOCK", "DP_COMMAND")}
+        env = outside_env()
         env["DP_SOURCE_COMMIT"] = commit
         cells = Path(tmp) / "cells.json"
         # Only executing matters here: the other shards' pages are missing, so
