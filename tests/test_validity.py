@@ -16,6 +16,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -103,29 +104,45 @@ def test_pdf_text_is_the_words_it_shows(offline, lang):
 # change (tests/test_localized_examples.py). A Chinese notebook whose program is
 # the English one's is not run again; one whose program differs is run on its own.
 _RUNS = {}
+# Notebooks run two at a time, each in its own kernel: a kernel spends much of
+# its time waiting for the processes its example starts.
+AT_ONCE = 2
+
+
+def run_notebook(notebook, folder):
+    """Execute *notebook* in a fresh kernel in the new folder *folder*; return the error outputs."""
+    from nbconvert.preprocessors import ExecutePreprocessor
+
+    folder.mkdir()
+    ExecutePreprocessor(timeout=600, kernel_name="python3").preprocess(
+        notebook, {"metadata": {"path": str(folder)}})  # fmt: skip
+    return [out for cell in notebook.cells for out in cell.get("outputs", [])
+            if out.get("output_type") == "error"]  # fmt: skip
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_notebook_validates_and_runs(site, lang, tmp_path):
     import nbformat
-    from nbconvert.preprocessors import ExecutePreprocessor
 
     from site_extensions.localized_examples import code_tokens, notebook_code
 
     notebooks = sorted((site / lang / "_downloads").rglob("*.ipynb"))
     assert len(notebooks) == len(list((ROOT / "examples").glob("plot_*.py")))
+    programs, todo = {}, {}
     for path in notebooks:
         notebook = nbformat.read(path, as_version=4)
         nbformat.validate(notebook)
         cells = notebook_code(notebook)
         for number, cell in enumerate(cells, 1):
             compile(cell, f"{path.name}, code cell {number}", "exec")  # layout too
-        program = repr([code_tokens(cell) for cell in cells])
-        if program not in _RUNS:
-            ExecutePreprocessor(timeout=600, kernel_name="python3").preprocess(
-                notebook, {"metadata": {"path": str(tmp_path)}})  # fmt: skip
-            _RUNS[program] = [out for cell in notebook.cells for out in cell.get("outputs", [])
-                              if out.get("output_type") == "error"]  # fmt: skip
+        programs[path] = repr([code_tokens(cell) for cell in cells])
+        if programs[path] not in _RUNS:
+            todo.setdefault(programs[path], notebook)
+    with ThreadPoolExecutor(AT_ONCE) as pool:
+        runs = {program: pool.submit(run_notebook, notebook, tmp_path / str(number))
+                for number, (program, notebook) in enumerate(todo.items())}  # fmt: skip
+        _RUNS.update({program: run.result() for program, run in runs.items()})
+    for path, program in programs.items():
         assert _RUNS[program] == [], (path.name, _RUNS[program][:1])
 
 
