@@ -25,8 +25,7 @@ def no_gettext(tmp_path_factory):
             target = shadow / name
             if name not in GETTEXT_PROGRAMS and not target.exists():
                 target.symlink_to(os.path.join(folder, name))
-    env = outside_env()
-    env["PATH"] = str(shadow)
+    env = outside_env(PATH=str(shadow))
     probe = subprocess.run(["sh", "-c", "command -v msgfmt msgmerge"], env=env,
                            capture_output=True, text=True)  # fmt: skip
     assert probe.stdout == "", "the test's PATH still has GNU gettext"

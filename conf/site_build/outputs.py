@@ -93,8 +93,7 @@ def record(out, key, shard=None):
         for example in (project / "examples").glob("*.py"):
             if example.name not in names:
                 example.unlink()  # this shard executes only its own examples
-        env = outside_env()
-        env["DP_SOURCE_COMMIT"] = commit
+        env = outside_env(DP_SOURCE_COMMIT=commit)
         cells = Path(tmp) / "cells.json"
         # Only executing matters here: the other shards' pages are missing, so
         # their cross-references would warn; examples that fail still fail.
