@@ -144,3 +144,25 @@ def test_sphinx_intl_works_and_make_update_po_undoes_its_rewrite(mini_site, tmp_
                      r"sphinx-intl update .*run make update-po", check.stdout)  # fmt: skip
     make(project, "update-po")
     assert snapshot(catalogs, "*.po") == expected
+
+
+def test_prune_po_removes_the_catalogs_of_a_page_removed_after_an_extraction(mini_site):
+    """Sphinx's gettext builder never deletes a template; a removed page's must not linger.
+
+    As a maintainer meets it: the page was extracted (its catalogs made by
+    ``make update-po``), then removed, then ``make prune-po`` runs.
+    """
+    project = mini_site
+    index = project / "docs" / "index.md"
+    index.write_text(index.read_text("utf-8").replace("auto_examples/index\n",
+                                                      "auto_examples/index\nextra\n"), "utf-8")
+    (project / "docs" / "extra.md").write_text("# An extra page\n\nIt goes away.\n", "utf-8")
+    make(project, "update-po")
+    catalogs = [project / "locale" / lang / "LC_MESSAGES" / "extra.po" for lang in ("zh_CN", "zh_TW")]
+    assert all(po.is_file() for po in catalogs)
+    (project / "docs" / "extra.md").unlink()
+    index.write_text(index.read_text("utf-8").replace("\nextra\n", "\n"), "utf-8")
+    said = make(project, "prune-po")
+    assert not any(po.exists() for po in catalogs), said
+    assert "extra.po (its page is gone)" in said
+    assert not (project / "_build" / "gettext" / "extra.pot").exists()

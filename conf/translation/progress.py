@@ -98,6 +98,11 @@ def fresh_templates(pot_dir=POT_DIR, quiet=True, options=()):
     digest = sources_digest()
     if stamp.is_file() and stamp.read_text() == digest and any(Path(pot_dir).rglob("*.pot")):
         return False, ""
+    # The gettext builder writes a template for every page but never deletes one:
+    # the template of a removed page would keep its catalogs (make prune-po).
+    stamp.unlink(missing_ok=True)
+    for old in Path(pot_dir).rglob("*.pot"):
+        old.unlink()
     sphinx_options = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
     cmd = [sys.executable, "-m", "sphinx", "-b", "gettext", "-c", str(CONF), *sphinx_options,
            *options, *(["-q"] if quiet else []), "-d", str(BUILD / "doctrees" / "gettext"),
