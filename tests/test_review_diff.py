@@ -1,7 +1,8 @@
 """make review-diff, make check BASE= and the Read the Docs pull-request preview, on real repositories.
 
-The small tests use a one-catalog repository and no site. The others build a
-project copy as a repository whose branch ``pr`` makes every kind of catalog
+The small tests use a one-catalog repository and no site. The others make a
+copy of the built mini site (tests/roots/mini-site, with a second page and a
+few more sentences) a repository whose branch ``pr`` makes every kind of catalog
 change with the real tools (an English sentence changed, a paragraph removed
 and one added, ``make update-po``; a page removed and ``make prune-po``;
 translations made, fixed and resolved; a catalog re-wrapped only), then build
@@ -19,10 +20,10 @@ from pathlib import Path
 import pytest
 import yaml
 from bs4 import BeautifulSoup
-from conftest import copy_project, outside_env
+from conftest import outside_env
 from conftest import readthedocs_commands
 from babel.messages.pofile import write_po
-from translation.catalogs import messages, read
+from translation.catalogs import messages, read, write
 
 ROOT = Path(__file__).resolve().parent.parent
 REVIEW = [sys.executable, str(ROOT / "conf" / "translation" / "review_diff.py")]
@@ -232,11 +233,79 @@ def make(repo, *args):
     return run(["make", "--no-print-directory", *args], repo)
 
 
+# What the mini site's index says on main, besides its own paragraph: a section
+# per kind of change the pull request makes, and a second page that it removes.
+BASE_INDEX = """
+## Who it is for
+
+Readers who want to train one model on several GPUs, with the API which PyTorch
+recommends today.
+
+## How to read it
+
+You can download every tutorial as a Python script or a Jupyter notebook at
+the end of its page and run it on your own hardware.
+
+Each page has a switch to read it in another language.
+"""
+HISTORY = "# A short history\n\nThis page is removed by the pull request.\n"
+# The base's translations of those entries, as translators would have written them.
+BASE_TRANSLATIONS = {
+    "zh_CN": {
+        "Who it is for": "适用读者",
+        "Readers who want to train one model on several GPUs, with the API which PyTorch "
+        "recommends today.": "想用 PyTorch 目前推荐的 API 在多块 GPU 上训练同一个模型的读者。",
+        "How to read it": "阅读方式",
+        "You can download every tutorial as a Python script or a Jupyter notebook at the end of "
+        "its page and run it on your own hardware.":
+            "每篇教程的页面末尾都可以下载 Python 脚本或 Jupyter Notebook，在自己的硬件上运行。",
+        "Each page has a switch to read it in another language.":
+            "每个页面都有一个开关，可以换成另一种语言阅读。",
+        "A short history": "简史",
+        "This page is removed by the pull request.": "这个页面会被拉取请求删除。",
+    },
+    "zh_TW": {
+        "Who it is for": "適用讀者",
+        "Readers who want to train one model on several GPUs, with the API which PyTorch "
+        "recommends today.": "想用 PyTorch 目前推薦的 API 在多張 GPU 上訓練同一個模型的讀者。",
+        "How to read it": "閱讀方式",
+        "You can download every tutorial as a Python script or a Jupyter notebook at the end of "
+        "its page and run it on your own hardware.":
+            "每篇教學的頁面末尾都能下載 Python 腳本或 Jupyter Notebook，在自己的硬體上執行。",
+        "Each page has a switch to read it in another language.":
+            "每個頁面都有一個開關，可以換成另一種語言閱讀。",
+        "A short history": "簡史",
+        "This page is removed by the pull request.": "這個頁面會被拉取請求刪除。",
+    },
+}  # fmt: skip
+TUTORIAL = "auto_examples/plot_01_tiny"
+
+
+def translate(repo, lang, translations):
+    """Give *lang*'s catalogs of *repo* the *translations* (msgid: msgstr); each must be found."""
+    left = dict(translations)
+    for path in (repo / "locale" / lang / "LC_MESSAGES").rglob("*.po"):
+        found = read(path)
+        for message in messages(found):
+            if message.id in left:
+                message.string = left.pop(message.id)
+        write(found, path)
+    assert not left, left
+
+
 @pytest.fixture(scope="module")
-def pull_request(site, tmp_path_factory):
-    """A project repository with a branch pr that changes the translations in every way."""
+def pull_request(mini_built, tmp_path_factory):
+    """The mini site as a repository whose branch pr changes the translations in every way."""
     tmp = tmp_path_factory.mktemp("pull-request")
-    repo = copy_project(tmp / "repo")
+    repo = Path(shutil.copytree(mini_built, tmp / "repo", symlinks=True))
+    index = repo / "docs" / "index.md"
+    edit(index, "\n```{toctree}", BASE_INDEX + "\n```{toctree}")
+    edit(index, "auto_examples/index\n", "auto_examples/index\nhistory\n")
+    (repo / "docs" / "history.md").write_text(HISTORY, "utf-8")
+    make(repo, "gettext")
+    make(repo, "update-po")
+    for lang, translations in BASE_TRANSLATIONS.items():
+        translate(repo, lang, translations)
     # The executed gallery is committed here, so that no clone runs the examples.
     (repo / ".gitignore").write_text("/_build/\n/.venv\n*.mo\n*.pot\n__pycache__/\n")
     edit(catalog(repo, "zh_CN"), 'msgid "Who it is for"\nmsgstr "适用读者"',
@@ -247,12 +316,11 @@ def pull_request(site, tmp_path_factory):
     git(repo, "commit", "--quiet", "-m", "base: one untranslated, one fuzzy entry")
     git(repo, "switch", "--quiet", "-c", "pr")
 
-    index = repo / "docs" / "index.md"
-    edit(index, "translating\ntranslation-status\n", "translating\n")
-    (repo / "docs" / "translation-status.md").unlink()
+    edit(index, "auto_examples/index\nhistory\n", "auto_examples/index\n")
+    (repo / "docs" / "history.md").unlink()
     make(repo, "prune-po")
     git(repo, "add", "-A")
-    git(repo, "commit", "--quiet", "-m", "remove the status page")
+    git(repo, "commit", "--quiet", "-m", "remove the history page")
 
     edit(index, "which PyTorch\nrecommends today.", "which PyTorch\nrecommends for new code.")
     edit(index, "You can download every tutorial as a Python script or a Jupyter notebook at\n"
@@ -271,7 +339,7 @@ def pull_request(site, tmp_path_factory):
     edit(catalog(repo, "zh_TW"), 'msgstr "教學"', 'msgstr "教學文章"')
     git(repo, "commit", "--quiet", "-am", "zh_CN: translate and resolve; zh_TW: fix a title")
 
-    rewrapped = catalog(repo, "zh_TW", "auto_examples/plot_01_dataparallel")
+    rewrapped = catalog(repo, "zh_TW", TUTORIAL)
     write_wrapped(read(rewrapped), rewrapped, width=60)
     git(repo, "commit", "--quiet", "-am", "zh_TW: the tutorial re-wrapped by an editor")
     return repo
@@ -346,7 +414,7 @@ def test_every_state_change_is_shown(preview):
     assert fixed["data-state"] == "changed"
     assert [i.get_text() for i in fixed.find("dd", lang="zh-TW").find_all("ins")] == ["added: 文章"]
     for lang in ("zh_CN", "zh_TW"):
-        removed = entries(page, lang, "translation-status")
+        removed = entries(page, lang, "history")
         assert removed and {e["data-state"] for e in removed} == {"removed"}
 
 
@@ -354,7 +422,7 @@ def test_every_state_change_is_shown(preview):
 def test_rewrapping_shows_no_entry_only_the_catalogs_form(preview):
     _, html = preview
     page = BeautifulSoup((html / "review" / "index.html").read_text("utf-8"), "html.parser")
-    domain = "auto_examples/plot_01_dataparallel"
+    domain = TUTORIAL
     tutorial = [e for e in entries(page, "zh_TW", domain) if e["data-state"] != "removed"]
     assert tutorial == []  # pruned obsolete entries aside, nothing changed
     heading = page.find(id=f"zh_TW-{domain.replace('/', '-')}")
@@ -397,7 +465,7 @@ def test_summary_counts_per_language_and_page(preview):
     assert zh_cn["became fuzzy"] == "1" and zh_cn["translated"] == "1"
     assert zh_cn["fuzzy resolved"] == "1" and zh_cn["new"] == "1" and zh_cn["obsolete"] == "1"
     assert dict(zip(columns, rows[("zh_TW", "index")]))["changed"] == "1"
-    assert ("zh_TW", "auto_examples/plot_01_dataparallel") in rows  # its [canonical] finding
+    assert ("zh_TW", TUTORIAL) in rows  # its [canonical] finding
     assert "\\[canonical\\]" in summary and len(summary) < 6000
 
 
