@@ -11,7 +11,7 @@ Usage:
 No example is executed: like the languages built after the first one in
 ``build_site.py``, these builds read the gallery that the HTML build executed
 (``-D reuse_gallery=1``, gallery_reuse.py), and stop at once, saying so, when it is missing or
-out of date. The PDF is Sphinx's LaTeX output run through latexmk and xelatex
+out of date. The languages build side by side. The PDF is Sphinx's LaTeX output run through latexmk and xelatex
 with the Noto CJK fonts (``site_extensions/offline_copies.py``). A character that
 no font has fails the build, named with its page. Each file replaces the
 previous one only when its build succeeded, and a language whose inputs did
@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
@@ -129,7 +130,9 @@ def build_one(fmt, lang, dest, work):
     # A fresh output folder: an EPUB packs every file it finds there, and stale
     # LaTeX auxiliaries from another preamble can break the next run.
     shutil.rmtree(outdir, ignore_errors=True)
-    if sphinx_build(lang, outdir, doctrees, options=REUSE_GALLERY, builder=builder) != 0:
+    work.mkdir(parents=True, exist_ok=True)
+    log = work / f"{fmt}-{lang}.log"  # what Sphinx said, printed after it under the language
+    if sphinx_build(lang, outdir, doctrees, log, options=REUSE_GALLERY, builder=builder) != 0:
         # The environment may say pages are current that were never written out.
         (doctrees / "environment.pickle").unlink(missing_ok=True)
         raise BuildError(f"Sphinx's {builder} build failed")
@@ -165,24 +168,29 @@ def build_local(fmt, langs, outputs=()):
     check_gallery()
     stamps = BUILD / "stamps"
     stamps.mkdir(parents=True, exist_ok=True)
-    failed = []
-    for lang in langs:
+
+    def build(lang):
+        """Build *lang*'s copy unless its inputs are those of its last good one; False if it failed."""
         dest, stamp = BUILD / fmt / lang, stamps / f"{fmt}-{lang}.sha256"
         digest = input_digest(lang)
         built = dest.is_dir() and any(dest.iterdir())
         if built and stamp.is_file() and stamp.read_text() == digest:
-            print(f"--- {lang} {fmt}: nothing changed since the last build ---")
-            continue
+            print(f"--- {lang} {fmt}: nothing changed since the last build ---", flush=True)
+            return True
         stamp.unlink(missing_ok=True)
         started = time.monotonic()
         try:
             report(build_one(fmt, lang, dest, BUILD / "offline"), started)
         except BuildError as err:
-            print(f"error: {lang} {fmt}: {err}\n{dest} was left as it was", file=sys.stderr)
-            failed.append(lang)
-            continue
+            print(f"error: {lang} {fmt}: {err}\n{dest} was left as it was", file=sys.stderr,
+                  flush=True)  # fmt: skip
+            return False
         stamp.write_text(digest)
-    return 1 if failed else 0
+        return True
+
+    # The languages are independent (their own folders): side by side, as build_site.py's.
+    with ThreadPoolExecutor(max_workers=len(langs)) as pool:
+        return 0 if all(list(pool.map(build, langs))) else 1
 
 
 def build_readthedocs(formats=tuple(BUILDERS)):
