@@ -11,12 +11,13 @@ Usage:
 No example is executed: like the languages built after the first one in
 ``build_site.py``, these builds read the gallery that the HTML build executed
 (``-D reuse_gallery=1``, gallery_reuse.py), and stop at once, saying so, when it is missing or
-out of date. The languages build side by side. The PDF is Sphinx's LaTeX output run through latexmk and xelatex
-with the Noto CJK fonts (``site_extensions/offline_copies.py``). A character that
-no font has fails the build, named with its page. Each file replaces the
-previous one only when its build succeeded, and a language whose inputs did
-not change since its last good copy is not built again. The run holds the
-checkout's build lock (``checkout_lock.py``).
+out of date. The languages build side by side. The PDF is Sphinx's LaTeX
+output run through latexmk and xelatex with the Noto CJK fonts
+(``site_extensions/offline_copies.py``). A character that no font has fails
+the build, named with its page. Each file replaces the previous one only when
+its build succeeded, and a language whose inputs did not change since its last
+good copy is not built again. The run holds the checkout's build lock
+(``checkout_lock.py``).
 
 Exit codes: 0 built, 1 a check or a build failed, 2 bad usage.
 """
