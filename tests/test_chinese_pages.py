@@ -112,9 +112,13 @@ def shot(page, name):
     page.screenshot(path=str(SHOTS / f"{name}.png"))
 
 
-def open_and_settle(open_page, url, **options):
-    """Open *url*; on the search page, wait until the search has finished."""
-    page = open_page(url, **options)
+def open_and_settle(open_page, url, page=None, **options):
+    """Open *url*, in *page* if given (as a reader goes from page to page in one tab), else in a
+    new one; on the search page, wait until the search has finished. Returns the page."""
+    if page is None:
+        page = open_page(url, **options)
+    else:
+        page.goto(url)
     if "search.html" in url:
         # Sphinx's search titles the results "Searching" until it has shown them all.
         page.wait_for_function(
@@ -140,14 +144,14 @@ def test_the_english_detector_finds_english_and_passes_names():
 @pytest.mark.parametrize("lang", TRANSLATIONS)
 def test_no_english_on_any_chinese_page(open_page, base_url, site, lang):
     found = []
+    page = None
     for path in page_paths(site, lang):
-        page = open_and_settle(open_page, base_url + f"{lang}/{path}")
+        page = open_and_settle(open_page, base_url + f"{lang}/{path}", page)
         for where, text in page.evaluate(COLLECT):
             words = english_words(text, lang)
             if words:
                 found.append(f"{lang}/{path}: {where}: {' '.join(words)!r} in {text.strip()[:100]!r}")
         assert page.locator(".translation-notice").count() == 0, f"{path}: fully translated"
-        page.context.close()
     assert not found, "\n".join(found)
 
 
@@ -162,9 +166,9 @@ DIRECTIVE = re.compile(r"^#\s*(?:fmt:|noqa\b|type:|pragma:)")
 @pytest.mark.parametrize("lang", TRANSLATIONS)
 def test_code_comments_and_docstrings_are_in_the_readers_language(open_page, base_url, site, lang):
     """The code's comments and docstrings are translated (the code itself is not: the page checks skip it)."""
-    found, counted = [], 0
+    found, counted, page = [], 0, None
     for path in [p for p in page_paths(site, lang) if p.startswith("auto_examples/plot_")]:
-        page = open_page(base_url + f"{lang}/{path}")
+        page = open_and_settle(open_page, base_url + f"{lang}/{path}", page)
         for text in page.evaluate(CODE_COMMENTS):
             if DIRECTIVE.match(text.strip()):
                 continue
@@ -174,7 +178,6 @@ def test_code_comments_and_docstrings_are_in_the_readers_language(open_page, bas
                      if not keyword.iskeyword(w)]  # True, False, None: Python's own words
             if words or not re.search(r"[\u4e00-\u9fff]", text):
                 found.append(f"{lang}/{path}: {text.strip()[:100]!r}")
-        page.context.close()
     assert counted > 0, "no comment or docstring on any tutorial page"
     assert not found, "\n".join(found)
 
@@ -185,9 +188,10 @@ def test_gallery_cards_show_their_page_in_the_readers_language(open_page, base_u
     shot(gallery, f"chinese-gallery-{lang}")
     cards = gallery.locator(".sphx-glr-thumbcontainer")
     assert cards.count() == len(list((ROOT / "examples").glob("plot_*.py")))
+    tutorial = None
     for card in cards.all():
         link = card.locator("a.internal")
-        tutorial = open_page(link.evaluate("a => a.href"))
+        tutorial = open_and_settle(open_page, link.evaluate("a => a.href"), tutorial)
         title = tutorial.locator("article h1").inner_text().strip()
         first = tutorial.locator("article section > p:not(.bilingual-en)").first.inner_text()
         figure = tutorial.locator("img.sphx-glr-single-img").first.get_attribute("alt")
