@@ -205,6 +205,19 @@ def mini_site(mini_built, tmp_path):
     return Path(shutil.copytree(mini_built, tmp_path / "project", symlinks=True))
 
 
+def translate(path, translations):
+    """Give the catalog at *path* the *translations* (msgid: msgstr) of the entries it has,
+    as a translator would; return those of *translations* it has no entry for."""
+    from translation.catalogs import messages, read, write
+
+    catalog, left = read(path), dict(translations)
+    for message in messages(catalog):
+        if message.id in left:
+            message.string = left.pop(message.id)
+    write(catalog, path)
+    return left
+
+
 @pytest.fixture(scope="session")
 def languages():
     """The site's languages."""

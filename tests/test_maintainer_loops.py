@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import one_worker_at_a_time, outside_env
+from conftest import one_worker_at_a_time, outside_env, translate
 from translation.catalogs import is_translated, messages, read  # conf/ is on sys.path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,8 +149,6 @@ def test_update_po_fills_a_new_tutorials_shared_entries_and_guesses_nothing(tuto
 
 def test_check_base_leaves_an_untranslated_language_to_its_translators(tutorial_branch):
     clone, base, _ = tutorial_branch
-    from translation.catalogs import write
-
     # Translate the new tutorial into zh_TW only.
     for domain, done in (("auto_examples/plot_04_tiny", {
             "A tiny tutorial": "一篇小教學",
@@ -158,12 +156,7 @@ def test_check_base_leaves_an_untranslated_language_to_its_translators(tutorial_
             "Print it": "印出來", "One call, one line of output.": "呼叫一次，輸出一行。"}),
             ("auto_examples/index", {":doc:`/auto_examples/plot_04_tiny`": ":doc:`/auto_examples/plot_04_tiny`"}),
             ("index", {"auto_examples/plot_04_tiny": "auto_examples/plot_04_tiny"})):  # fmt: skip
-        path = clone / f"locale/zh_TW/LC_MESSAGES/{domain}.po"
-        catalog = read(path)
-        for message in messages(catalog):
-            if message.id in done:
-                message.string = done[message.id]
-        write(catalog, path)
+        translate(clone / f"locale/zh_TW/LC_MESSAGES/{domain}.po", done)
     run(clone, "git", "add", "-A")
     run(clone, "git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "add")
     result = run(clone, "make", "--no-print-directory", "check", f"BASE={base}", check=False)
