@@ -54,9 +54,8 @@ pdf: html ## Build LANGUAGES' PDF into _build/pdf/<lang>/ (after html; runs no e
 epub: html ## Build LANGUAGES' EPUB into _build/epub/<lang>/ (after html; runs no example)
 	$(PY) conf/site_build/build_offline.py epub $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
-gettext: $(VENV)/.installed ## Extract the English messages into _build/gettext/**.pot
-	$(PY) -m sphinx -b gettext -c conf $(SPHINXOPTS) -d _build/doctrees/gettext \
-	  docs _build/gettext
+gettext: $(VENV)/.installed ## Extract the English messages into _build/gettext/**.pot (a removed page's template goes)
+	$(PY) conf/translation/update_catalogs.py extract _build/gettext
 
 update-po: $(VENV)/.installed ## Merge new English into LANGUAGES' catalogs, locale/<lang>/LC_MESSAGES/**.po
 	@$(PY) conf/translation/update_catalogs.py update _build/gettext $(LANGUAGES)

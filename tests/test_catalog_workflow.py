@@ -151,7 +151,8 @@ def test_prune_po_removes_the_catalogs_of_a_page_removed_after_an_extraction(min
     """Sphinx's gettext builder never deletes a template; a removed page's must not linger.
 
     As a maintainer meets it: the page was extracted (its catalogs made by
-    ``make update-po``), then removed, then ``make prune-po`` runs.
+    ``make update-po``), then removed, then ``make gettext`` and ``make
+    prune-po`` run.
     """
     project = mini_site
     index = project / "docs" / "index.md"
@@ -163,6 +164,9 @@ def test_prune_po_removes_the_catalogs_of_a_page_removed_after_an_extraction(min
     assert all(po.is_file() for po in catalogs)
     (project / "docs" / "extra.md").unlink()
     index.write_text(index.read_text("utf-8").replace("\nextra\n", "\n"), "utf-8")
+    # What sphinx-intl's users run before `sphinx-intl update -p _build/gettext`.
+    make(project, "gettext")
+    assert not (project / "_build" / "gettext" / "extra.pot").exists()
     said = make(project, "prune-po")
     assert not any(po.exists() for po in catalogs), said
     assert "extra.po (its page is gone)" in said

@@ -86,8 +86,10 @@ class ExtractionError(RuntimeError):
     """The gettext build failed; the message holds what Sphinx said."""
 
 
-def fresh_templates(pot_dir=POT_DIR, quiet=True, options=()):
+def fresh_templates(pot_dir=POT_DIR, quiet=True, options=(), force=False):
     """Make *pot_dir* hold the current English, running the gettext builder if a source changed.
+
+    *force* runs it even when no source changed (``make gettext``).
 
     Returns (ran, what Sphinx printed: its warnings and errors). Raises
     ExtractionError when the build fails. Must run where no other Sphinx
@@ -96,7 +98,8 @@ def fresh_templates(pot_dir=POT_DIR, quiet=True, options=()):
     """
     stamp = Path(pot_dir) / STAMP.name
     digest = sources_digest()
-    if stamp.is_file() and stamp.read_text() == digest and any(Path(pot_dir).rglob("*.pot")):
+    current = stamp.is_file() and stamp.read_text() == digest
+    if current and not force and any(Path(pot_dir).rglob("*.pot")):
         return False, ""
     # The gettext builder writes a template for every page but never deletes one:
     # the template of a removed page would keep its catalogs (make prune-po).

@@ -1,8 +1,14 @@
 """Merge the English .pot files into the translators' .po catalogs, losing nothing.
 
 Usage:
+    python conf/translation/update_catalogs.py extract POT_DIR            the English (make gettext)
     python conf/translation/update_catalogs.py update POT_DIR [LANG...]   merge (make update-po)
     python conf/translation/update_catalogs.py prune POT_DIR [LANG...]    drop obsolete (make prune-po)
+
+``extract`` runs Sphinx's gettext builder into POT_DIR, after deleting the
+templates there: the builder writes one for every page but never deletes the
+template of a removed page, which ``sphinx-intl update`` would turn back into
+catalogs.
 
 Both first extract the current English into POT_DIR with Sphinx's gettext
 builder (translation/progress.py: skipped when no source changed since the
@@ -302,10 +308,19 @@ def prune(pot_dir, langs):
 def main(argv=None):
     """Dispatch to update or prune."""
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) < 2 or argv[0] not in ("update", "prune"):
+    if len(argv) < 2 or argv[0] not in ("extract", "update", "prune"):
         print(__doc__, file=sys.stderr)
         return 2
     command, pot_dir = argv[0], Path(argv[1])
+    if command == "extract":
+        from translation.progress import ExtractionError, fresh_templates
+
+        try:
+            fresh_templates(pot_dir, quiet=False, force=True)
+        except ExtractionError:
+            print("error: extracting the English failed (above)", file=sys.stderr)
+            return 1
+        return 0
     try:
         langs = select([a for a in argv[2:] if a != "--no-extract"], translations_only=True)
     except ValueError as err:
