@@ -231,16 +231,17 @@ def merge(pot, po, lang):
     return "created" if old is None else "updated"
 
 
-def extract(pot_dir):
+def extract(pot_dir, quiet=True, force=False):
     """Extract the current English into *pot_dir* (translation/progress.py); False if it failed.
 
-    Sphinx's progress (about 90 lines) is not shown: its warnings and errors are.
+    *quiet*: Sphinx's progress (about 90 lines) is not shown, its warnings and
+    errors are. *force*: even when no source changed (``make gettext``).
     """
     from translation.progress import ExtractionError, fresh_templates
 
     start = time.monotonic()
     try:
-        ran, said = fresh_templates(pot_dir)
+        ran, said = fresh_templates(pot_dir, quiet=quiet, force=force)
     except ExtractionError as err:
         print(f"{err}\nerror: extracting the English failed (above); no catalog was changed",
               file=sys.stderr)  # fmt: skip
@@ -306,21 +307,14 @@ def prune(pot_dir, langs):
 
 
 def main(argv=None):
-    """Dispatch to update or prune."""
+    """Dispatch to extract, update or prune."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) < 2 or argv[0] not in ("extract", "update", "prune"):
         print(__doc__, file=sys.stderr)
         return 2
     command, pot_dir = argv[0], Path(argv[1])
     if command == "extract":
-        from translation.progress import ExtractionError, fresh_templates
-
-        try:
-            fresh_templates(pot_dir, quiet=False, force=True)
-        except ExtractionError:
-            print("error: extracting the English failed (above)", file=sys.stderr)
-            return 1
-        return 0
+        return 0 if extract(pot_dir, quiet=False, force=True) else 1
     try:
         langs = select([a for a in argv[2:] if a != "--no-extract"], translations_only=True)
     except ValueError as err:
