@@ -21,7 +21,9 @@ import os
 import platform
 import re
 import subprocess
+import sys
 import time
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from docutils import nodes
@@ -70,19 +72,33 @@ def _git_commit():
     return head + ("+changes" if dirty else "")
 
 
-def execution_facts():
-    """What produced an example's output on this machine, now."""
-    import torch
+def _installed(package):
+    """The installed release of *package*, or None."""
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
 
+
+def execution_facts():
+    """What produced an example's output on this machine, now.
+
+    PyTorch's CUDA and GPUs are read from the torch the examples imported; an
+    example that never imported it used neither (and importing it only to
+    ask would cost this process seconds): its record names the installed
+    release, without CUDA or GPUs.
+    """
+    torch = sys.modules.get("torch")
+    devices = range(torch.cuda.device_count()) if torch else ()
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     facts = {
         "date": time.strftime("%Y-%m-%d", time.gmtime(int(epoch) if epoch else None)),
         "commit": _git_commit(),
-        "torch": torch.__version__,
+        "torch": torch.__version__ if torch else _installed("torch"),
         "python": platform.python_version(),
-        "cuda": torch.version.cuda,
+        "cuda": torch.version.cuda if torch else None,
         "driver": None,
-        "gpus": [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())],
+        "gpus": [torch.cuda.get_device_name(i) for i in devices],
     }
     if facts["gpus"]:
         try:
