@@ -27,6 +27,7 @@ build shows and hands out is made from it and the page's catalog:
   examples; no translation reaches them but as text.
 """
 
+import functools
 import inspect
 import io
 import json
@@ -52,22 +53,26 @@ def _tokens(code):
 
 def _is_docstring(tokens, i):
     """True if STRING token *i* is a statement of its own, first in a module, class or def."""
-    before = [t for t in tokens[:i] if t.type not in (*_LAYOUT, tokenize.INDENT, tokenize.NEWLINE)]
+    skipped = (*_LAYOUT, tokenize.INDENT, tokenize.NEWLINE)
+    before = next((tokens[j] for j in range(i - 1, -1, -1) if tokens[j].type not in skipped), None)
     after = tokens[i + 1] if i + 1 < len(tokens) else None
     alone = after is None or after.type in (tokenize.NEWLINE, tokenize.ENDMARKER)
-    first = not before or (before[-1].type == tokenize.OP and before[-1].string == ":")
+    first = before is None or (before.type == tokenize.OP and before.string == ":")
     return alone and first and tokens[i].string.lstrip("rbuRBU")[:3] in ('"""', "'''")
 
 
+# Both are cached: the build and the checks ask for a cell's once per message in it.
+@functools.lru_cache(maxsize=1024)
 def code_tokens(code):
     """The tokens of *code* that make it the program it is: not comments, docstrings or layout."""
     tokens = _tokens(code)
-    return [(t.type, t.string) for i, t in enumerate(tokens) if t.type not in _LAYOUT
-            and not (t.type == tokenize.STRING and _is_docstring(tokens, i))]  # fmt: skip
+    return tuple((t.type, t.string) for i, t in enumerate(tokens) if t.type not in _LAYOUT
+                 and not (t.type == tokenize.STRING and _is_docstring(tokens, i)))  # fmt: skip
 
 
+@functools.lru_cache(maxsize=1024)
 def texts(code):
-    """[(kind, English text, (first line, first column, last line, last column))] of *code*.
+    """((kind, English text, (first line, first column, last line, last column)), ...) of *code*.
 
     A run of whole-line comments at one indentation is one text (a paragraph
     of comment); a comment after code on its line is one; a docstring is its
@@ -105,7 +110,7 @@ def texts(code):
             if tok.type == tokenize.STRING and _is_docstring(tokens, i):
                 found.append(("docstring", _docstring_text(tok.string), (*tok.start, *tok.end)))
     close()
-    return found
+    return tuple(found)
 
 
 def _docstring_text(literal):

@@ -50,12 +50,11 @@ def other_script(text, lang, english=""):
     if script not in ("Hans", "Hant"):  # the two that Language.chinese names
         return []
     wrong = _only("Hant" if script == "Hans" else "Hans")
-    converter = _opencc("s2tw" if script == "Hant" else "t2s")
-    found = []
-    for char in dict.fromkeys(text):
-        if char in wrong and char not in english:
-            found.append(f"{char}→{converter.convert(char)}")
-    return found
+    found = [char for char in dict.fromkeys(text) if char in wrong and char not in english]
+    if not found:
+        return []
+    converter = _opencc("s2tw" if script == "Hant" else "t2s")  # loading it takes a while
+    return [f"{char}→{converter.convert(char)}" for char in found]
 
 
 def check(message):
