@@ -161,24 +161,28 @@ def build_local(fmt, langs, outputs=()):
     langs = select(langs)
     if outputs:
         use_recordings(outputs)
-    bad = refused(langs, {"syntax"} | CONTENT_CHECKS)  # what build_site.py refuses too
+    stamps = BUILD / "stamps"
+    stamps.mkdir(parents=True, exist_ok=True)
+    todo = {}  # language: the digest of its inputs, for those whose last good copy is older
+    for lang in langs:
+        dest, stamp = BUILD / fmt / lang, stamps / f"{fmt}-{lang}.sha256"
+        digest = input_digest(lang)
+        if dest.is_dir() and any(dest.iterdir()) and stamp.is_file() and stamp.read_text() == digest:
+            print(f"--- {lang} {fmt}: nothing changed since the last build ---", flush=True)
+        else:
+            stamp.unlink(missing_ok=True)
+            todo[lang] = digest
+    # What build_site.py refuses too; only what will be rebuilt: the others' passed at their build.
+    bad = refused(list(todo), {"syntax"} | CONTENT_CHECKS)
     if bad:
         print(f"error: {', '.join(bad)}: the catalogs fail the checks above; nothing was built",
               file=sys.stderr)
         return 1
     check_gallery()
-    stamps = BUILD / "stamps"
-    stamps.mkdir(parents=True, exist_ok=True)
 
     def build(lang):
-        """Build *lang*'s copy unless its inputs are those of its last good one; False if it failed."""
+        """Build *lang*'s copy and stamp it with the digest of its inputs; False if it failed."""
         dest, stamp = BUILD / fmt / lang, stamps / f"{fmt}-{lang}.sha256"
-        digest = input_digest(lang)
-        built = dest.is_dir() and any(dest.iterdir())
-        if built and stamp.is_file() and stamp.read_text() == digest:
-            print(f"--- {lang} {fmt}: nothing changed since the last build ---", flush=True)
-            return True
-        stamp.unlink(missing_ok=True)
         started = time.monotonic()
         try:
             report(build_one(fmt, lang, dest, BUILD / "offline"), started)
@@ -186,12 +190,14 @@ def build_local(fmt, langs, outputs=()):
             print(f"error: {lang} {fmt}: {err}\n{dest} was left as it was", file=sys.stderr,
                   flush=True)  # fmt: skip
             return False
-        stamp.write_text(digest)
+        stamp.write_text(todo[lang])
         return True
 
+    if not todo:
+        return 0
     # The languages are independent (their own folders): side by side, as build_site.py's.
-    with ThreadPoolExecutor(max_workers=len(langs)) as pool:
-        return 0 if all(list(pool.map(build, langs))) else 1
+    with ThreadPoolExecutor(max_workers=len(todo)) as pool:
+        return 0 if all(list(pool.map(build, todo))) else 1
 
 
 def build_readthedocs(formats=tuple(BUILDERS)):
