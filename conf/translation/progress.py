@@ -31,6 +31,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from site_build.checkout_lock import held
 from site_layout import BUILD, CONF, DOCS, EXAMPLES, GALLERY, LOCALE, ROOT
 from translation.catalogs import is_translated, language_catalogs, messages, read
 
@@ -94,27 +95,35 @@ def fresh_templates(pot_dir=POT_DIR, quiet=True, options=(), force=False):
     Returns (ran, what Sphinx printed: its warnings and errors). Raises
     ExtractionError when the build fails. Must run where no other Sphinx
     process generates the gallery (it may execute a changed example, as
-    ``make html`` would): build_site.py runs it before the languages.
+    ``make html`` would): it holds the checkout's lock (checkout_lock.py)
+    while it extracts, and build_site.py runs it before the languages.
     """
     stamp = Path(pot_dir) / STAMP.name
-    digest = sources_digest()
-    current = stamp.is_file() and stamp.read_text() == digest
-    if current and not force and any(Path(pot_dir).rglob("*.pot")):
+
+    def current():
+        return stamp.is_file() and stamp.read_text() == sources_digest() and any(
+            Path(pot_dir).rglob("*.pot"))  # fmt: skip
+
+    if current() and not force:
         return False, ""
-    # The gettext builder writes a template for every page but never deletes one:
-    # the template of a removed page would keep its catalogs (make prune-po).
-    stamp.unlink(missing_ok=True)
-    for old in Path(pot_dir).rglob("*.pot"):
-        old.unlink()
-    sphinx_options = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
-    cmd = [sys.executable, "-m", "sphinx", "-b", "gettext", "-c", str(CONF), *sphinx_options,
-           *options, *(["-q"] if quiet else []), "-d", str(BUILD / "doctrees" / "gettext"),
-           str(DOCS), str(pot_dir)]  # fmt: skip
-    result = subprocess.run(cmd, cwd=ROOT, capture_output=quiet, text=True)
-    said = (result.stdout or "") + (result.stderr or "")
-    if result.returncode != 0:
-        raise ExtractionError(said.strip() or "the gettext build failed")
-    stamp.write_text(digest)
+    with held(ROOT, os.environ.get("DP_COMMAND") or "the extraction of the English"):
+        if current() and not force:  # another process extracted it while this one waited
+            return False, ""
+        digest = sources_digest()
+        # The gettext builder writes a template for every page but never deletes one:
+        # the template of a removed page would keep its catalogs (make prune-po).
+        stamp.unlink(missing_ok=True)
+        for old in Path(pot_dir).rglob("*.pot"):
+            old.unlink()
+        sphinx_options = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
+        cmd = [sys.executable, "-m", "sphinx", "-b", "gettext", "-c", str(CONF), *sphinx_options,
+               *options, *(["-q"] if quiet else []), "-d", str(BUILD / "doctrees" / "gettext"),
+               str(DOCS), str(pot_dir)]  # fmt: skip
+        result = subprocess.run(cmd, cwd=ROOT, capture_output=quiet, text=True)
+        said = (result.stdout or "") + (result.stderr or "")
+        if result.returncode != 0:
+            raise ExtractionError(said.strip() or "the gettext build failed")
+        stamp.write_text(digest)
     return True, said
 
 

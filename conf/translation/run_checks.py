@@ -35,9 +35,10 @@ Each entry is parsed as Sphinx will parse it (checks/project.py): this
 project's catalogs by their document in docs/ (``--sources``, by default the
 docs/ beside the locale folder), without needing ``#:`` lines; catalogs
 without such a folder by each entry's ``#:`` line, else as ``--syntax``
-(default rst). ``out-of-sync`` extracts the English with
-Sphinx's gettext builder into a temporary folder (never _build/gettext),
-unless ``--pot-dir`` names .pot files.
+(default rst). ``out-of-sync`` compares with the current English in
+_build/gettext/, extracted as ``make gettext`` does when a source changed
+since the last extraction (translation/progress.py), unless ``--pot-dir``
+names .pot files.
 
 ``run_checks.py --severity error LANG`` prints only the errors and exits 1 if
 there are any; in Python, ``errors(["zh_CN"])`` returns them as Problems
@@ -52,7 +53,6 @@ Exit codes: 0 no errors, 1 errors found, 2 bad usage.
 import argparse
 import sys
 from dataclasses import replace
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
@@ -68,6 +68,7 @@ from translation.checks.parsing import SYNTAXES  # noqa: E402
 from translation.checks.project import Project  # noqa: E402
 from site_layout import LOCALE  # noqa: E402
 from translation.catalogs import language_catalogs, messages, msgstr_line  # noqa: E402
+from translation.progress import POT_DIR, fresh_templates  # noqa: E402
 
 ENTRY_CHECKS = {
     "markup": markup.check,
@@ -130,19 +131,19 @@ def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=G
     beside = Path(locale_dir).parent / "docs"
     sources = sources or (beside if beside.is_dir() else None)
     glossary = terminology.load_glossary(str(glossary_path)) if "terminology" in selected else ()
+    if "out-of-sync" in selected and pot_dir is None:
+        fresh_templates()  # extracts the English only if a source changed since the last time
+        pot_dir = POT_DIR
+    project = Project(locale_dir, sources, pot_dir, default_syntax, glossary)
     problems = []
-    with tempfile.TemporaryDirectory(prefix="po-checks-") as workdir:
+    for lang in langs:
         if "out-of-sync" in selected:
-            pot_dir = pot_dir or sync.extract_pots(workdir)
-        project = Project(locale_dir, sources, pot_dir, default_syntax, glossary)
-        for lang in langs:
-            if "out-of-sync" in selected:
-                problems += sync.check(Path(pot_dir), locale_dir / lang / "LC_MESSAGES",
-                                       project.load)  # fmt: skip
-            for po_path in language_catalogs(locale_dir, lang).values():
-                problems += check_catalog(po_path, lang, selected, project)
-            if "syntax" in selected and (locale_dir / lang).is_dir():
-                problems += syntax.committed_compiled(locale_dir / lang)
+            problems += sync.check(Path(pot_dir), locale_dir / lang / "LC_MESSAGES",
+                                   project.load)  # fmt: skip
+        for po_path in language_catalogs(locale_dir, lang).values():
+            problems += check_catalog(po_path, lang, selected, project)
+        if "syntax" in selected and (locale_dir / lang).is_dir():
+            problems += syntax.committed_compiled(locale_dir / lang)
     return sorted(set(problems))
 
 

@@ -1,30 +1,8 @@
 """out-of-sync: the catalogs do not match the English sources."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 from translation.catalogs import english, messages, read
 
-from site_layout import CONF, DOCS, ROOT
-
 from .common import Problem, brief, shown
-
-
-def extract_pots(workdir):
-    """Run Sphinx's gettext builder into *workdir*; return the folder of .pot files."""
-    out = Path(workdir, "gettext")
-    options = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
-    cmd = [
-        sys.executable, "-m", "sphinx", "-b", "gettext", "-q", *options,
-        "-c", str(CONF), "-d", str(Path(workdir, "doctrees")),
-        str(DOCS), str(out),
-    ]  # fmt: skip
-    result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError("the gettext builder failed:\n" + result.stderr[-4000:])
-    return out
 
 
 def source_location(entry, pot_dir, pot_path):
