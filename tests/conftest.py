@@ -32,7 +32,12 @@ from site_build.checkout_lock import acquire, outside_env  # noqa: E402
 from languages import LANGUAGES  # noqa: E402
 
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+# Chromium's headless shell, where it is installed: the Chromium that Playwright's
+# headless mode runs by default. The same Blink and V8 as the browser, without its
+# interface: a new page costs a third of the browser's CPU (0.16 against 0.49 core-s).
+CHROMIUM = os.environ.get("CHROMIUM") or next(
+    (path for path in ("/usr/bin/chromium-headless-shell", "/usr/bin/chromium") if Path(path).exists()),
+    "/usr/bin/chromium")  # fmt: skip
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]  # fmt: skip
@@ -45,7 +50,7 @@ VNU_INSTALL = "npm install --prefix ~/.cache/dp-tools vnu-jar@26.9.27 (or set VN
 OPTIONAL_TOOLS = {
     # marker: (what, installed?, how to install it)
     "browser": (f"Chromium ({CHROMIUM})", lambda: Path(CHROMIUM).exists(),
-                "apt-get install chromium fonts-noto-cjk, or set CHROMIUM=path"),
+                "apt-get install chromium-headless-shell fonts-noto-cjk, or set CHROMIUM=path"),
     "java": ("a Java runtime (EPUBCheck)", lambda: shutil.which("java") is not None,
              "apt-get install default-jre-headless"),
     "vnu": (f"the Nu Html Checker ({VNU_JAR}) and Java",
