@@ -8,7 +8,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, SoupStrainer
 
 EXAMPLES = ["plot_01_dataparallel", "plot_02_dataparallel_in_depth"]
 
@@ -62,8 +62,8 @@ def run_isolated(torch_only, workdir, script):
 def download_link(site, example, suffix):
     """The file a reader gets from the page's download button."""
     page = site / "en" / "auto_examples" / f"{example}.html"
-    soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
-    for link in soup.select("a.download"):
+    links = BeautifulSoup(page.read_text("utf-8"), "html.parser", parse_only=SoupStrainer("a"))
+    for link in links.select("a.download"):
         if link["href"].endswith(suffix):
             return (page.parent / link["href"]).resolve()
     raise AssertionError(f"no {suffix} download link on {page}")

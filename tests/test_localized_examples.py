@@ -21,7 +21,7 @@ from xml.etree import ElementTree
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, SoupStrainer
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from conftest import FIGURE_EXAMPLE, outside_env
@@ -61,8 +61,9 @@ def page(site, lang, example):
 
 def download(site, lang, example, suffix):
     """The file the page's download button hands out."""
-    path, soup = page(site, lang, example)
-    for link in soup.select("a.download"):
+    path = site / lang / "auto_examples" / f"{example}.html"
+    links = BeautifulSoup(path.read_text("utf-8"), "html.parser", parse_only=SoupStrainer("a"))
+    for link in links.select("a.download"):
         if link["href"].endswith(example + suffix):
             return (path.parent / link["href"]).resolve()
     raise AssertionError(f"no {suffix} download on {path}")

@@ -47,8 +47,9 @@ def pdf_text(path):
                           check=True).stdout  # fmt: skip
 
 
+@functools.cache
 def page_title(site, lang, page):
-    """The <h1> of *page*, as *lang*'s site shows it."""
+    """The <h1> of *page*, as *lang*'s site shows it (read once per worker)."""
     soup = BeautifulSoup((site / lang / f"{page}.html").read_text("utf-8"), "html.parser")
     h1 = soup.select_one("article h1")
     for link in h1.select("a.headerlink"):
