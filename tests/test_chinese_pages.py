@@ -182,6 +182,12 @@ def test_code_comments_and_docstrings_are_in_the_readers_language(open_page, bas
     assert not found, "\n".join(found)
 
 
+# Each line of a card's title lies within the card (a long word breaks, not overflows).
+TITLE_INSIDE = """card => { const box = card.getBoundingClientRect();
+  return [...card.querySelector("a.internal").getClientRects()]
+    .every(line => line.left >= box.left && line.right <= box.right); }"""
+
+
 @pytest.mark.parametrize("lang", TRANSLATIONS)
 def test_gallery_cards_show_their_page_in_the_readers_language(open_page, base_url, lang):
     gallery = open_page(base_url + f"{lang}/{GALLERY}")
@@ -199,6 +205,7 @@ def test_gallery_cards_show_their_page_in_the_readers_language(open_page, base_u
         paragraphs = tutorial.locator("article p:not(.bilingual-en)").all_inner_texts()
         assert figure in [" ".join(p.split()) for p in paragraphs]
         assert link.inner_text().strip() == title
+        assert card.evaluate(TITLE_INSIDE), f"{title!r} runs past its card's edge"
         assert card.locator(".sphx-glr-thumbnail-title").text_content().strip() == title
         assert card.get_attribute("data-tooltip") == " ".join(first.split())
         assert card.get_attribute("tooltip") is None  # not HTML: the Nu checker, EPUBCheck
