@@ -167,6 +167,8 @@ sphinx_gallery_conf = {
         "matplotlib", "site_extensions.example_guard.arm_timeout", "site_extensions.provenance.record",
     ),  # fmt: skip
     "reset_modules_order": "both",
+    # Each example runs as ``python example.py`` would: __file__ set, no __spec__.
+    "reset_argv": "site_extensions.example_guard.run_as_script",
     # Run times change on every build; they must never become msgids.
     "min_reported_time": float("inf"),
     "write_computation_times": False,

@@ -13,12 +13,12 @@ the model and the data of the :ref:`DataParallel tutorial
 3 and 8 processes.
 
 The outputs below are real: while the site was built, the script started
-that many processes on the build machine's CPU, which talk to each other with
-the ``gloo`` backend. Run with plain ``python``, as the build runs it, the
-script always trains on the CPU with ``gloo``, even on a machine with GPUs;
-started with ``torchrun`` or given a number of processes (see below), it uses
-the ``nccl`` backend and one GPU per process when CUDA is available. The page is written for PyTorch
-2.13; the first output shows the version that built it.
+that many processes on the build machine. However it is started, each
+process trains on a GPU of its own, with the ``nccl`` backend, when the
+machine has at least one GPU per process; otherwise all of them train on the
+CPU, with the ``gloo`` backend, and say so. The line above each result says
+which it was. The page is written for PyTorch 2.13; the first output shows
+the version that built it.
 """
 
 
@@ -42,7 +42,8 @@ import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
-print("PyTorch", torch.__version__)
+if __name__ == "__main__":  # not again in each process the page starts
+    print("PyTorch", torch.__version__)
 
 input_size = 5
 output_size = 2
@@ -116,6 +117,8 @@ learning_rate = 0.1
 #     This process's number among all processes, on all machines.
 # ``LOCAL_RANK``
 #     Its number on this machine; it picks the GPU: ``cuda:LOCAL_RANK``.
+# ``LOCAL_WORLD_SIZE``
+#     How many processes run on this machine.
 # ``WORLD_SIZE``
 #     How many processes there are in all.
 # ``MASTER_ADDR`` and ``MASTER_PORT``
@@ -126,9 +129,9 @@ learning_rate = 0.1
 # ``MASTER_ADDR`` and ``MASTER_PORT`` and joins the group. It does not read
 # ``LOCAL_RANK``: your code uses it to pick the GPU, and so does
 # ``init_device_mesh`` (the device mesh of FSDP2 and tensor parallelism),
-# which makes ``cuda:LOCAL_RANK`` the current device when nothing has chosen
-# one yet. The backend carries the gradients between processes: ``nccl``
-# between GPUs, ``gloo`` between CPU processes.
+# which makes ``cuda:LOCAL_RANK`` the current device when CUDA has not yet
+# been initialised in the process. The backend carries the gradients
+# between processes: ``nccl`` between GPUs, ``gloo`` between CPU processes.
 # ``dist.destroy_process_group()`` leaves the group at the end. The training
 # itself is in a separate function, so the DDP model it builds is freed
 # *before* the group is destroyed: in our runs with PyTorch 2.13 and 8
@@ -137,13 +140,41 @@ learning_rate = 0.1
 # ``init_process_group`` waits for, and why the script imports
 # ``torch._dynamo`` first, are explained at the end of the page
 # (:ref:`ddp-details`).
+#
+# NCCL cannot put two processes on one GPU, so ``device_for_this_process``
+# gives each process the GPU of its ``LOCAL_RANK`` only when the machine has
+# a GPU for each of its ``LOCAL_WORLD_SIZE`` processes. Otherwise every
+# process uses the CPU and ``gloo``, and rank 0 says why. It counts the GPUs
+# with ``torch.cuda.device_count()``, which asks NVIDIA's management library
+# (NVML) when it can and then leaves CUDA uninitialised;
+# ``torch.cuda.is_available()`` initialises the CUDA driver, and a process
+# forked after that cannot use CUDA (PyTorch calls this "poison fork"). The
+# device is chosen, and made current, before the group is created;
+# ``device_id`` gives NCCL the process's GPU at once.
 
 
-def run_rank(per_process_batch_size, use_gpu):
+def device_for_this_process():
+    """``cuda:LOCAL_RANK`` if this machine has a GPU for each of its processes, else the CPU."""
+    if torch.cuda.device_count() >= int(os.environ["LOCAL_WORLD_SIZE"]):
+        return torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+    return torch.device("cpu")
+
+
+def run_rank(per_process_batch_size):
     """Be one process of the group: join it, train for one epoch, leave it."""
-    dist.init_process_group("nccl" if use_gpu else "gloo")
+    device = device_for_this_process()
+    gpus = torch.cuda.device_count()
+    if device.type == "cpu" and gpus and os.environ["RANK"] == "0":
+        print(f"{os.environ['LOCAL_WORLD_SIZE']} processes on this machine and {gpus} GPU"
+              f"{'s' if gpus > 1 else ''}: NCCL needs a GPU per process, so all of them"
+              " use the CPU and gloo")  # fmt: skip
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+        dist.init_process_group("nccl", device_id=device)
+    else:
+        dist.init_process_group("gloo")
     try:
-        return train(per_process_batch_size, use_gpu)
+        return train(per_process_batch_size, device)
     finally:
         dist.destroy_process_group()
 
@@ -167,22 +198,17 @@ def run_rank(per_process_batch_size, use_gpu):
 #   *global* batch. To keep the global batch near the 30 of the DataParallel
 #   tutorial, each process loads ``ceil(30 / WORLD_SIZE)`` samples per step.
 #
-# The function also returns what it did (its samples, its batch sizes and its
-# parameters after the first step), so that this page can check the results.
+# The function also returns what it did (its GPU, if it had one, its samples,
+# its batch sizes and its parameters after the first step), so that this
+# page can say where each result came from and check it.
 
 
-def train(per_process_batch_size, use_gpu, epochs=1):
-    """Train a DDP-wrapped ``Model`` on this process's share of ``dataset``."""
+def train(per_process_batch_size, device, epochs=1):
+    """Train a DDP-wrapped ``Model`` on this process's share of ``dataset``, on ``device``."""
     world_size = dist.get_world_size()
-    if use_gpu:
-        device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
-        torch.cuda.set_device(device)
-    else:
-        device = torch.device("cpu")
-
     _ = torch.manual_seed(0)  # DDP would copy rank 0's parameters anyway
     model = Model(input_size, output_size).to(device)
-    model = DDP(model, device_ids=[device] if use_gpu else None)
+    model = DDP(model, device_ids=[device] if device.type == "cuda" else None)
     optimizer = torch.optim.SGD(model.parameters(), lr=learning_rate)
     sampler = DistributedSampler(dataset)  # asks the group for rank and size
     loader = DataLoader(
@@ -195,7 +221,8 @@ def train(per_process_batch_size, use_gpu, epochs=1):
         f" global batch {per_process_batch_size * world_size}"
     )
 
-    done = {"samples": [], "batch_sizes": [], "after_first_step": None}
+    gpu = torch.cuda.get_device_name(device) if device.type == "cuda" else None
+    done = {"gpu": gpu, "samples": [], "batch_sizes": [], "after_first_step": None}
     for epoch in range(epochs):
         sampler.set_epoch(epoch)
         done["samples"] = list(sampler)  # the loader's order this epoch
@@ -247,11 +274,13 @@ def per_process_batch_size(world_size):
 #
 # ``torchrun`` runs the whole file in every process. The cell below notices
 # it was started that way (``LOCAL_RANK`` is set), trains as one process,
-# on the GPU when there is one, and stops before the rest of the page.
+# on its own GPU when the machine has one for each process, and stops before
+# the rest of the page. On a machine with fewer GPUs than ``--nproc-per-node``,
+# or none, every process trains on the CPU with ``gloo``.
 
 if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
     world_size = int(os.environ["WORLD_SIZE"])
-    run_rank(per_process_batch_size(world_size), torch.cuda.is_available())
+    run_rank(per_process_batch_size(world_size))
     sys.exit()
 
 # %%
@@ -268,20 +297,21 @@ if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
 # free at that moment.
 
 
-def spawn(world_size, use_gpu):
+def spawn(world_size):
     """Train in ``world_size`` processes started by ``mp.spawn``, without ``torchrun``."""
     with socket.socket() as probe:  # bind to port 0: the system picks a free port
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    args = (world_size, per_process_batch_size(world_size), use_gpu)
+    args = (world_size, per_process_batch_size(world_size))
     mp.spawn(spawned_rank, args=args, nprocs=world_size)
 
 
-def spawned_rank(rank, world_size, per_process_batch_size, use_gpu):
+def spawned_rank(rank, world_size, per_process_batch_size):
     """One process started by ``mp.spawn``: number it as ``torchrun`` would, then train."""
-    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size))
-    run_rank(per_process_batch_size, use_gpu)
+    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
+                      LOCAL_WORLD_SIZE=str(world_size))  # fmt: skip
+    run_rank(per_process_batch_size)
 
 
 # %%
@@ -295,10 +325,11 @@ def spawned_rank(rank, world_size, per_process_batch_size, use_gpu):
 #    python plot_03_distributed_data_parallel.py 2
 #
 # Given that number, the cell below starts the processes with ``spawn``, on
-# the GPUs when there are any, and stops before the rest of the page.
+# a GPU each when the machine has that many and on the CPU otherwise, and
+# stops before the rest of the page.
 
 if __name__ == "__main__" and len(sys.argv) == 2 and sys.argv[1].isdigit():
-    spawn(int(sys.argv[1]), torch.cuda.is_available())
+    spawn(int(sys.argv[1]))
     sys.exit()
 
 # %%
@@ -309,36 +340,53 @@ if __name__ == "__main__" and len(sys.argv) == 2 and sys.argv[1].isdigit():
 # How this page starts its processes
 # ----------------------------------
 #
-# The build of this page cannot use ``mp.spawn``: Sphinx-Gallery executes the
-# page without a file for new interpreters to import, and each of them would
-# import ``torch`` again, about three seconds on the build machine's two
-# cores. Its launcher, ``launch`` below, starts the processes with
+# The build of this page does not use ``mp.spawn``: each process it starts
+# is a new interpreter that imports ``torch`` again, about three seconds on
+# the build machine's two cores, and in a notebook there is no file for it
+# to import. Its launcher, ``launch`` below, starts the processes with
 # ``torch.multiprocessing.start_processes`` instead, sets in each the
-# variables that ``spawn`` and ``spawned_rank`` set, and ``LOCAL_WORLD_SIZE``
-# (``torchrun`` sets more), stops every process if one fails, and returns
-# what each one printed and returned. So that a process that never arrives cannot hang the
-# build, it also gives up after ``timeout`` seconds. A few details make it
-# fast and safe:
+# variables that ``spawn`` and ``spawned_rank`` set (``torchrun`` sets more),
+# stops every process if one fails, and returns what each one printed and
+# returned. So that a process that never arrives cannot hang the build, it
+# also gives up after ``timeout`` seconds. A few details make it fast, and
+# safe on a machine with GPUs:
 #
-# * **Start method.** On Linux the children are *forked*: each one starts as a
-#   copy of this process, with ``torch`` and everything defined above already
-#   loaded, in a few milliseconds. Elsewhere Python *spawns* a fresh
-#   interpreter that imports this file again, as ``mp.spawn`` does; from a
-#   notebook there, ``launch`` stops with a message that says to run the
-#   tutorial as a script.
-# * **One thread per process.** A forked child that uses several OpenMP
-#   threads after its parent already did can hang, so each child calls
-#   ``torch.set_num_threads(1)``. That limits ``torch``'s own operations in
-#   that process to one thread. It is not the same as ``torchrun``'s
-#   ``OMP_NUM_THREADS=1``, which every OpenMP library in a process reads when
-#   it is loaded, and which every program the process starts inherits; a
-#   forked child cannot use it, since its OpenMP was set up in the parent.
+# * **Start method.** Run as a file (``python
+#   plot_03_distributed_data_parallel.py``, or the build, which runs it the
+#   same way), the processes come from a *fork server*: a fresh Python
+#   process, started once, that imports ``torch`` and the other large
+#   modules this file uses, and then forks a copy of itself for each
+#   process. Each copy starts in milliseconds, runs this file's definitions
+#   (the cells that do work are under ``if __name__ == "__main__":``) and
+#   then its share of the job. The process that
+#   calls ``launch`` is never copied, and that matters on a machine with
+#   GPUs. A process forked from one that had initialised CUDA cannot use
+#   CUDA ("Cannot re-initialize CUDA in forked subprocess"). One forked from
+#   a process that had run a backward pass fails at its own backward pass
+#   ("Unable to handle autograd's threading in combination with fork-based
+#   multiprocessing"): with GPUs present, the first backward pass starts a
+#   thread per GPU for autograd, which a copy would not have. The fork
+#   server has done neither. A notebook has no file to import, so there the
+#   processes are forked from the notebook's own process: ``launch`` refuses
+#   once that process has initialised CUDA, and this page runs every backward
+#   pass in a process of its own, never in the page's. Where Python has no
+#   fork server (Windows), it *spawns* a fresh interpreter that imports this
+#   file, as ``mp.spawn`` does; from a notebook there, ``launch`` says to run
+#   the tutorial as a script.
+# * **One thread per process.** Eight processes on a machine with a few cores
+#   would each use a thread per core and get in each other's way, so each
+#   child calls ``torch.set_num_threads(1)``. That limits ``torch``'s own
+#   operations in that process to one thread. It is not the same as
+#   ``torchrun``'s ``OMP_NUM_THREADS=1``, which every OpenMP library in a
+#   process reads when it is loaded, and which every program the process
+#   starts inherits; a child started by ``launch`` cannot use it, since its
+#   OpenMP was loaded, with ``torch``, before the child existed.
 # * **A port nobody else has.** The store is opened on port 0, so the
 #   operating system picks a free port and holds it from then on: two runs on
 #   one machine never meet. The store answers the children from a thread of
-#   its own, and a child forked while that thread holds a lock can hang, so
-#   the children are forked *before* the store starts and learn its port
-#   through a queue. ``TORCHELASTIC_USE_AGENT_STORE=True``, which ``torchrun``
+#   its own. In a notebook, where the children are copies of this process, a
+#   child forked while that thread holds a lock can hang, so the children
+#   are started *before* the store and learn its port through a queue. ``TORCHELASTIC_USE_AGENT_STORE=True``, which ``torchrun``
 #   sets in the same situation (it is an internal variable, not a documented
 #   API), makes ``init_process_group`` connect to this store instead of
 #   opening one in rank 0. Releases from before late 2024 read it
@@ -350,11 +398,29 @@ if __name__ == "__main__" and len(sys.argv) == 2 and sys.argv[1].isdigit():
 #   interleave in any order.
 
 import contextlib
+import gc
 import io
 import signal
 import time
 
-START_METHOD = "fork" if sys.platform == "linux" else "spawn"
+def start_method():
+    """How ``launch`` starts processes here: from a fork server, spawned, or as copies of this one."""
+    methods = mp.get_all_start_methods()
+    if getattr(sys.modules["__main__"], "__file__", None):  # a script: they can import it
+        return "forkserver" if "forkserver" in methods else "spawn"
+    if "fork" not in methods:
+        raise RuntimeError(
+            "on this system the processes must import the script, and a"
+            " notebook has none: run this tutorial as a script (python"
+            " plot_03_distributed_data_parallel.py) or with torchrun"
+        )
+    if torch.cuda.is_initialized():
+        raise RuntimeError(
+            "this notebook's process has initialised CUDA, and copies of it"
+            " could not use CUDA: restart the kernel, or run this tutorial as"
+            " a script (python plot_03_distributed_data_parallel.py)"
+        )
+    return "fork"
 
 
 def launch(world_size, target, args=(), timeout=60.0):
@@ -364,14 +430,11 @@ def launch(world_size, target, args=(), timeout=60.0):
     fails, stop the others and raise its error; after ``timeout`` seconds,
     stop them all and raise ``TimeoutError``.
     """
-    main = sys.modules["__main__"]
-    if START_METHOD == "spawn" and not getattr(main, "__file__", None):
-        raise RuntimeError(
-            "on this system the processes must import the script again, and a"
-            " notebook has none: run this tutorial as a script (python"
-            " plot_03_distributed_data_parallel.py) or with torchrun"
-        )
-    queues = mp.get_context(START_METHOD)
+    method = start_method()
+    queues = mp.get_context(method)
+    if method == "forkserver":  # what the fork server imports once, for every copy
+        queues.set_forkserver_preload(["torch", "torch._dynamo", "torch.distributed",
+                                       "matplotlib.pyplot"])  # fmt: skip
     ports, results = queues.SimpleQueue(), queues.SimpleQueue()
     children = mp.start_processes(
         _as_rank,
@@ -379,7 +442,7 @@ def launch(world_size, target, args=(), timeout=60.0):
         nprocs=world_size,
         join=False,
         daemon=True,
-        start_method=START_METHOD,
+        start_method=method,
     )
     reports, store = {}, None
     try:
@@ -408,7 +471,7 @@ def launch(world_size, target, args=(), timeout=60.0):
         for child in children.processes:
             child.kill()  # does nothing to those that have exited
             child.join()
-        store = None  # stops the store's thread before anything forks again
+        store = None  # stops the store's thread before anything is forked again
     _collect(results, reports)
     missing = sorted(set(range(world_size)) - set(reports))
     if missing:
@@ -426,6 +489,7 @@ def _collect(results, reports):
 def _as_rank(rank, world_size, ports, results, target, args):
     """Become rank ``rank``, as ``spawned_rank`` does; run ``target`` and report."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # die with the parent
+    gc.freeze()  # what this copy started with, its garbage collector skips
     torch.set_num_threads(1)
     os.environ.update(
         RANK=str(rank),
@@ -444,7 +508,8 @@ def _as_rank(rank, world_size, ports, results, target, args):
 
 
 # %%
-# The last helper runs the tutorial's training in ``world_size`` processes.
+# The last helper runs the tutorial's training in ``world_size`` processes:
+# on a GPU each when the build machine has that many, otherwise on its CPU.
 # It first says how many processes ran and where, then sums up what they
 # reported (how many samples each one got, how many of those were repeats,
 # and the global batch of each step), then prints every process's lines.
@@ -453,11 +518,12 @@ runs = {}
 
 
 def run_with(world_size):
-    """Train on ``world_size`` CPU processes; sum up, then print their lines."""
-    args = (per_process_batch_size(world_size), False)  # False: no GPU
-    reports = launch(world_size, run_rank, args)
-    print(f"# {world_size} process{'es' if world_size > 1 else ''} on the CPU (gloo)")
+    """Train with ``world_size`` processes; say where, sum up, then print their lines."""
+    reports = launch(world_size, run_rank, (per_process_batch_size(world_size),))
     done = [value for _, value in reports]
+    gpus = sorted({d["gpu"] for d in done if d["gpu"]})
+    where = f"{world_size} × {', '.join(gpus)} (nccl)" if gpus else "the CPU (gloo)"
+    print(f"# {world_size} process{'es' if world_size > 1 else ''} on {where}")
     counts = [len(d["samples"]) for d in done]
     distinct = len({sample for d in done for sample in d["samples"]})
     steps = zip(*(d["batch_sizes"] for d in done))
@@ -541,31 +607,33 @@ if __name__ == "__main__":
 # equal share, and the mean of equal shares' means is the mean of the whole.
 #
 # The check below takes, for each run above, the samples of every process's
-# first batch, trains a fresh copy of the model on all of them at once in
-# this one process, and compares its parameters after that step with those
-# every process reported. The single process sees the whole global batch.
+# first batch, trains a fresh copy of the model on all of them at once in a
+# single process on the CPU, without DDP, and compares its parameters after
+# that step with those every process reported. The single process sees the
+# whole global batch. (It is started by this page's launcher, so that this
+# page's own process never runs a backward pass: see :ref:`ddp-launcher`.)
 
 
 def train_one_step(samples):
-    """Take one SGD step with a fresh ``Model`` on ``samples``, here."""
+    """Take one SGD step with a fresh ``Model`` on ``samples``; return its parameters."""
     _ = torch.manual_seed(0)  # the same initial parameters as every rank
     model = Model(input_size, output_size)
     optimizer = torch.optim.SGD(model.parameters(), lr=learning_rate)
     loss_fn(model(dataset.data[samples])).backward()
     optimizer.step()
-    return {name: p.detach() for name, p in model.named_parameters()}
+    return {name: p.tolist() for name, p in model.named_parameters()}
 
 
 if __name__ == "__main__":
     for world_size, done in runs.items():
         first = [s for d in done for s in d["samples"][: d["batch_sizes"][0]]]
-        single = train_one_step(first)
+        [(_, single)] = launch(1, train_one_step, (first,))
         ranks = [
             {name: torch.tensor(v) for name, v in d["after_first_step"].items()}
             for d in done
         ]
         identical = all(torch.equal(r[n], ranks[0][n]) for r in ranks for n in r)
-        same = all(torch.allclose(ranks[0][n], p) for n, p in single.items())
+        same = all(torch.allclose(ranks[0][n], torch.tensor(p)) for n, p in single.items())
         print(
             f"{world_size} process{'es' if world_size > 1 else ''}:"
             f" ranks identical: {identical}, equal to one process: {same}"

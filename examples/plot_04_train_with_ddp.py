@@ -12,15 +12,17 @@ process, checkpoints written by one process and a run that resumes from one,
 gradient accumulation, bf16 mixed precision, logging from one process, a seed
 per process, and the learning rate when the global batch grows.
 
-Start it the way you would start your own script, with one process per GPU
-(or per CPU core):
+Start it the way you would start your own script, with one process per GPU:
 
 .. code-block:: bash
 
    torchrun --nproc-per-node=2 plot_04_train_with_ddp.py
 
-The outputs below come from the build of this site, which ran the same
-training with 1, 2, 3 and 8 processes on its CPU, with the ``gloo`` backend.
+Each process trains on a GPU of its own, with the ``nccl`` backend, when the
+machine has at least one GPU per process; otherwise all of them train on the
+CPU, with the ``gloo`` backend, and say so. The outputs below come from the
+build of this site, which ran the same training with 1, 2, 3 and 8
+processes, by the same rule; the line above each result says where it ran.
 The page is written for PyTorch 2.13; the first output shows the version
 that built it.
 """
@@ -55,7 +57,8 @@ from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, Subset, TensorDataset
 
-print("PyTorch", torch.__version__)
+if __name__ == "__main__":  # not again in each process the page starts
+    print("PyTorch", torch.__version__)
 
 SEED = 0
 GLOBAL_BATCH = 240
@@ -102,27 +105,44 @@ def make_model():
 # As in the DDP tutorial, the same function runs in every process:
 # ``run_rank`` joins the process group, runs a job and leaves the group; the
 # job frees its DDP model before it returns, so that the model is gone before
-# the group is destroyed. With GPUs, each process uses the GPU of its
-# ``LOCAL_RANK`` and the ``nccl`` backend; here, the CPU and ``gloo``.
+# the group is destroyed. Each process uses the GPU of its ``LOCAL_RANK`` and
+# the ``nccl`` backend when the machine has a GPU for each of its
+# ``LOCAL_WORLD_SIZE`` processes (NCCL cannot put two processes on one GPU),
+# and otherwise the CPU and ``gloo``, as the DDP tutorial explains
+# (``device_for_this_process``).
 
 
-def run_rank(job, use_gpu, *args):
+def device_for_this_process():
+    """``cuda:LOCAL_RANK`` if this machine has a GPU for each of its processes, else the CPU."""
+    if torch.cuda.device_count() >= int(os.environ["LOCAL_WORLD_SIZE"]):
+        return torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+    return torch.device("cpu")
+
+
+def run_rank(job, *args):
     """Be one process of the group: join it, run ``job``, leave it."""
-    if use_gpu:
-        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
-    dist.init_process_group("nccl" if use_gpu else "gloo")
+    device = device_for_this_process()
+    gpus = torch.cuda.device_count()
+    if device.type == "cpu" and gpus and os.environ["RANK"] == "0":
+        print(f"{os.environ['LOCAL_WORLD_SIZE']} processes on this machine and {gpus} GPU"
+              f"{'s' if gpus > 1 else ''}: NCCL needs a GPU per process, so all of them"
+              " use the CPU and gloo")  # fmt: skip
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+        dist.init_process_group("nccl", device_id=device)
+    else:
+        dist.init_process_group("gloo")
     try:
-        return job(use_gpu, *args)
+        return job(*args)
     finally:
         dist.destroy_process_group()
 
 
-def this_process(use_gpu):
+def this_process():
     """This process's rank, the world size, its device and its ``log``."""
     rank = dist.get_rank()
-    device = torch.device("cuda", torch.cuda.current_device()) if use_gpu else torch.device("cpu")
     log = print if rank == 0 else lambda *args: None  # fmt: skip
-    return rank, dist.get_world_size(), device, log
+    return rank, dist.get_world_size(), device_for_this_process(), log
 
 
 # %%
@@ -143,7 +163,7 @@ def this_process(use_gpu):
 #   shuffled order that the processes share out.
 
 
-def wrap(model, use_gpu, device):
+def wrap(model, device):
     """Wrap ``model`` in DDP; say how many different models there were before and after."""
     world_size = dist.get_world_size()
 
@@ -154,7 +174,7 @@ def wrap(model, use_gpu, device):
         return len(set(everyone))
 
     before = distinct_models()
-    ddp_model = DDP(model.to(device), device_ids=[device] if use_gpu else None)
+    ddp_model = DDP(model.to(device), device_ids=[device] if device.type == "cuda" else None)
     return ddp_model, f"models: {before} different before DDP, {distinct_models()} after"
 
 
@@ -258,18 +278,23 @@ def evaluate(model, device, padded=False):
 # * **The others wait.** ``dist.barrier()`` holds every process until all
 #   have reached it, so none goes on (or reads the file) before rank 0 has
 #   written it.
-# * **Load with** ``map_location``. A tensor saved from ``cuda:0`` is loaded
-#   back onto ``cuda:0`` by default, in every process: all of them would put
-#   their copy on the first GPU. ``map_location=device`` puts each process's
-#   copy on its own device.
+# * **Load onto the CPU**, with ``map_location="cpu"``. A tensor saved from
+#   ``cuda:0`` is loaded back onto ``cuda:0`` by default, in every process:
+#   all of them would put their copy on the first GPU. On the CPU, nothing
+#   is lost: ``load_state_dict`` copies the values into the model's
+#   parameters on whatever device they are, and the optimizer's
+#   ``load_state_dict`` moves its state to its parameters' devices. The random
+#   states must stay there: ``torch.set_rng_state`` and
+#   ``torch.cuda.set_rng_state`` accept only CPU byte tensors, and loading
+#   with ``map_location=device`` makes them GPU tensors, which both refuse.
 
 
-def save_checkpoint(path, model, optimizer, epochs_done):
+def save_checkpoint(path, model, optimizer, epochs_done, device):
     """Rank 0 writes the checkpoint; every process returns once it is on disk."""
     rank = dist.get_rank()
     mine = {"cpu": torch.get_rng_state()}
-    if torch.cuda.is_available():
-        mine["cuda"] = torch.cuda.get_rng_state()  # dropout on a GPU draws from this one
+    if device.type == "cuda":
+        mine["cuda"] = torch.cuda.get_rng_state(device)  # dropout on a GPU draws from this one
     states = [None] * dist.get_world_size() if rank == 0 else None
     dist.gather_object(mine, states, dst=0)
     if rank == 0:
@@ -286,15 +311,16 @@ def save_checkpoint(path, model, optimizer, epochs_done):
 
 def load_checkpoint(path, model, optimizer, device, restore_optimizer=True):
     """Load ``path`` into the plain ``model`` and ``optimizer``; return the epochs done."""
-    checkpoint = torch.load(path, map_location=device)
-    model.load_state_dict(checkpoint["model"])
+    checkpoint = torch.load(path, map_location="cpu")
+    model.load_state_dict(checkpoint["model"])  # into the parameters, on their device
     if restore_optimizer:
         optimizer.load_state_dict(checkpoint["optimizer"])
     states = checkpoint["rng_states"]
     if len(states) == dist.get_world_size():  # as many processes as saved it
-        torch.set_rng_state(states[dist.get_rank()]["cpu"])
-        if "cuda" in states[dist.get_rank()]:
-            torch.cuda.set_rng_state(states[dist.get_rank()]["cuda"])
+        mine = states[dist.get_rank()]
+        torch.set_rng_state(mine["cpu"])
+        if device.type == "cuda" and "cuda" in mine:
+            torch.cuda.set_rng_state(mine["cuda"], device)
     return checkpoint["epochs_done"]
 
 
@@ -309,9 +335,9 @@ def load_checkpoint(path, model, optimizer, device, restore_optimizer=True):
 # below: the losses, the accuracies and the checkpoints written.
 
 
-def train(use_gpu, folder, resume_from=None, bf16=False, restore_optimizer=True):
+def train(folder, resume_from=None, bf16=False, restore_optimizer=True):
     """Train for ``EPOCHS`` epochs with checkpoints in ``folder``; return the record."""
-    rank, world_size, device, log = this_process(use_gpu)
+    rank, world_size, device, log = this_process()
     torch.manual_seed(SEED + rank)  # each process its own random numbers
     model = make_model().to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
@@ -319,7 +345,7 @@ def train(use_gpu, folder, resume_from=None, bf16=False, restore_optimizer=True)
     if resume_from:
         done = load_checkpoint(resume_from, model, optimizer, device, restore_optimizer)
         log(f"resumed from {Path(resume_from).name}: {done} epochs done")
-    model, wrapped = wrap(model, use_gpu, device)
+    model, wrapped = wrap(model, device)
     per_process = GLOBAL_BATCH // world_size
     sampler = DistributedSampler(train_set, seed=SEED)  # the same seed everywhere
     loader = DataLoader(train_set, batch_size=per_process, sampler=sampler)
@@ -332,7 +358,7 @@ def train(use_gpu, folder, resume_from=None, bf16=False, restore_optimizer=True)
         loss = train_epoch(model, loader, optimizer, device, bf16)
         accuracy, counted = evaluate(model.module, device)
         path = os.path.join(folder, f"epoch-{epoch + 1}.pt")
-        save_checkpoint(path, model, optimizer, epoch + 1)
+        save_checkpoint(path, model, optimizer, epoch + 1, device)
         log(f"epoch {epoch + 1}: loss {loss:.6f}, held-out accuracy"
             f" {accuracy:.2%} of {counted}; saved {Path(path).name}")  # fmt: skip
         record["losses"][epoch + 1] = loss
@@ -365,11 +391,11 @@ def train(use_gpu, folder, resume_from=None, bf16=False, restore_optimizer=True)
 # the same building blocks as ``train`` and returns what it found.
 
 
-def accumulation_check(use_gpu, micro_batches=5):
+def accumulation_check(micro_batches=5):
     """Compare accumulated gradients with the whole batch's; count the all-reduces."""
-    rank, world_size, device, log = this_process(use_gpu)
+    rank, world_size, device, log = this_process()
     torch.manual_seed(SEED)
-    model, _ = wrap(make_model(), use_gpu, device)
+    model, _ = wrap(make_model(), device)
     all_reduces = []
 
     def counting_allreduce(state, bucket):
@@ -418,7 +444,8 @@ def accumulation_check(use_gpu, micro_batches=5):
 # with them all and stops there. It resumes from the newest checkpoint in its
 # folder (``CHECKPOINT_DIR``, by default ``checkpoints``) if there is one: if
 # the job is stopped, the same command continues from the last epoch it
-# completed. With GPUs, it uses them.
+# completed. Each process trains on its own GPU when the machine has one per
+# process, and on the CPU with ``gloo`` otherwise; rank 0 says so then.
 
 
 def newest_checkpoint(folder):
@@ -430,7 +457,7 @@ def newest_checkpoint(folder):
 if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
     folder = os.environ.get("CHECKPOINT_DIR", "checkpoints")
     os.makedirs(folder, exist_ok=True)
-    run_rank(train, torch.cuda.is_available(), folder, newest_checkpoint(folder))
+    run_rank(train, folder, newest_checkpoint(folder))
     sys.exit()
 
 # %%
@@ -447,51 +474,59 @@ if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
 # that ``init_process_group`` and this page read (``RANK``, ``LOCAL_RANK``,
 # ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``;
 # ``torchrun`` sets more); rank 0 then runs the rendezvous store in
-# ``init_process_group``. On Linux the processes are forked, so they start
-# with everything above already loaded, and each limits ``torch`` to one
-# thread with ``torch.set_num_threads(1)``, as :ref:`the DDP tutorial's
-# launcher <ddp-launcher>` explains. Each process's printed lines are sent back
-# to this one and shown after the job, tagged with the rank. This section is
-# the only part of the page that exists for the build: your own scripts need
-# none of it.
-#
-# This process, too, limits ``torch`` to one thread, for what it computes
-# itself below. The models on this page are too small to gain from a second
-# thread: on the busy 2-core machine that builds this site, the training in
-# this process ran several times faster with one.
+# ``init_process_group``. As :ref:`the DDP tutorial's launcher
+# <ddp-launcher>` explains, the processes are copies of a fork server that
+# has imported ``torch`` and has never used CUDA or run a backward pass (in a
+# notebook, copies of the notebook's own process, in which this page runs no
+# backward pass), and each limits ``torch`` to one thread with
+# ``torch.set_num_threads(1)``. Each process's printed lines are sent back to
+# this one and shown after the job, tagged with the rank, under a line that
+# says where the processes ran. This section is the only part of the page
+# that exists for the build: your own scripts need none of it.
 
-START_METHOD = "fork" if sys.platform == "linux" else "spawn"
-torch.set_num_threads(1)  # the page's own work is small too
+
+def start_method():
+    """How ``launch`` starts processes here: from a fork server, spawned, or as copies of this one."""
+    methods = mp.get_all_start_methods()
+    if getattr(sys.modules["__main__"], "__file__", None):  # a script: they can import it
+        return "forkserver" if "forkserver" in methods else "spawn"
+    if "fork" not in methods:
+        raise RuntimeError("here the processes must import the script, and a notebook has"
+                           " none: run this tutorial as a script (plot_04_train_with_ddp.py),"
+                           " or with torchrun")  # fmt: skip
+    if torch.cuda.is_initialized():
+        raise RuntimeError("this notebook's process has initialised CUDA, and copies of it"
+                           " could not use CUDA: restart the kernel, or run this tutorial"
+                           " as a script (plot_04_train_with_ddp.py)")  # fmt: skip
+    return "fork"
 
 
 def launch(world_size, job, *args, timeout=300.0):
-    """Run ``run_rank(job, False, *args)`` in ``world_size`` CPU processes.
+    """Run ``run_rank(job, *args)`` in ``world_size`` processes.
 
-    Return one ``(printed text, returned value)`` pair per rank, in rank
-    order. If a process fails, stop the others and raise its error.
+    Return one ``(printed text, returned value, GPU name or None)`` triple
+    per rank, in rank order. If a process fails, stop the others and raise
+    its error.
     """
-    main = sys.modules["__main__"]
-    if START_METHOD == "spawn" and not getattr(main, "__file__", None):
-        raise RuntimeError("here the processes must import the script, and a notebook has"
-                           " none: run this tutorial as a script, or with torchrun")  # fmt: skip
+    method = start_method()
+    context = mp.get_context(method)
+    if method == "forkserver":  # what the fork server imports once, for every copy
+        context.set_forkserver_preload(["torch", "torch._dynamo", "torch.distributed",
+                                        "matplotlib.pyplot"])  # fmt: skip
     with socket.socket() as probe:  # the operating system picks a free port
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    results = mp.get_context(START_METHOD).SimpleQueue()
-    gc.freeze()  # what the children inherit, their garbage collector skips
-    try:
-        processes = mp.start_processes(
-            _as_rank, args=(world_size, port, results, job, args), nprocs=world_size,
-            join=False, daemon=True, start_method=START_METHOD,
-        )  # fmt: skip
-    finally:
-        gc.unfreeze()
+    results = context.SimpleQueue()
+    processes = mp.start_processes(
+        _as_rank, args=(world_size, port, results, job, args), nprocs=world_size,
+        join=False, daemon=True, start_method=method,
+    )  # fmt: skip
     reports, deadline = {}, time.monotonic() + timeout
     try:
         while not processes.join(timeout=0.1):  # raises if a process failed
             while not results.empty():
-                rank, printed, value = results.get()
-                reports[rank] = (printed, value)
+                rank, *report = results.get()
+                reports[rank] = tuple(report)
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{world_size} processes still running after {timeout:g} s")
     finally:
@@ -499,13 +534,14 @@ def launch(world_size, job, *args, timeout=300.0):
             process.kill()  # does nothing to those that have exited
             process.join()
     while not results.empty():
-        rank, printed, value = results.get()
-        reports[rank] = (printed, value)
+        rank, *report = results.get()
+        reports[rank] = tuple(report)
     return [reports[rank] for rank in range(world_size)]
 
 
 def _as_rank(rank, world_size, port, results, job, args):
-    """Become rank ``rank`` as ``torchrun`` would make it, and run the job."""
+    """Become rank ``rank`` as ``torchrun`` would make it, run the job, say on which GPU."""
+    gc.freeze()  # what this copy started with, its garbage collector skips
     torch.set_num_threads(1)
     os.environ.update(
         RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
@@ -513,21 +549,25 @@ def _as_rank(rank, world_size, port, results, job, args):
     )  # fmt: skip
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
-        value = run_rank(job, False, *args)
-    results.put((rank, printed.getvalue(), value))
+        value = run_rank(job, *args)
+    device = device_for_this_process()
+    gpu = torch.cuda.get_device_name(device) if device.type == "cuda" else None
+    results.put((rank, printed.getvalue(), value, gpu))
 
 
 def show(world_size, reports):
-    """Print the provenance line, then every process's lines tagged with its rank."""
-    print(f"# {world_size} process{'es' if world_size > 1 else ''} on the CPU (gloo)")
-    for rank, (printed, _) in enumerate(reports):
+    """Print where the processes ran, then every process's lines tagged with its rank."""
+    gpus = sorted({gpu for _, _, gpu in reports if gpu})
+    where = f"{world_size} × {', '.join(gpus)} (nccl)" if gpus else "the CPU (gloo)"
+    print(f"# {world_size} process{'es' if world_size > 1 else ''} on {where}")
+    for rank, (printed, _, _) in enumerate(reports):
         for line in printed.splitlines():
             print(f"[rank {rank}] {line}")
-    silent = [rank for rank, (printed, _) in enumerate(reports) if not printed]
+    silent = [rank for rank, (printed, _, _) in enumerate(reports) if not printed]
     if silent:
         print(f"(ranks {silent[0]} to {silent[-1]} printed nothing)" if len(silent) > 1
               else f"(rank {silent[0]} printed nothing)")  # fmt: skip
-    return [value for _, value in reports]
+    return [value for _, value, _ in reports]
 
 
 # %%
@@ -550,9 +590,9 @@ if __name__ == "__main__":
 runs, accumulation = {}, {}
 
 
-def train_and_check(use_gpu, folder):
+def train_and_check(folder):
     """The job of each tab: ``train``, then ``accumulation_check``."""
-    return train(use_gpu, folder), accumulation_check(use_gpu)
+    return train(folder), accumulation_check()
 
 
 def run_with(world_size):
@@ -682,10 +722,10 @@ if __name__ == "__main__" and plt is not None:
 # give.
 
 
-def resume_twice(use_gpu, checkpoint, folder):
+def resume_twice(checkpoint, folder):
     """Resume from ``checkpoint`` with the optimizer's state, then without it."""
-    with_state = train(use_gpu, os.path.join(folder, "with"), resume_from=checkpoint)
-    without = train(use_gpu, os.path.join(folder, "without"), checkpoint, restore_optimizer=False)
+    with_state = train(os.path.join(folder, "with"), resume_from=checkpoint)
+    without = train(os.path.join(folder, "without"), checkpoint, restore_optimizer=False)
     return with_state, without
 
 
@@ -741,9 +781,9 @@ if __name__ == "__main__":
 # and memory; here it only shows that the result stays close.
 
 
-def bf16_training(use_gpu, folder):
+def bf16_training(folder):
     """Show the dtypes under autocast, then train with ``bf16=True``."""
-    _, _, device, log = this_process(use_gpu)
+    _, _, device, log = this_process()
     layer = nn.Linear(2, 3).to(device)
     with torch.autocast(device.type, dtype=torch.bfloat16):
         scores = layer(train_set.tensors[0][:4].to(device))
@@ -751,7 +791,7 @@ def bf16_training(use_gpu, folder):
     loss.backward()
     log(f"inside autocast: scores {scores.dtype}, loss {loss.dtype};"
         f" parameters {layer.weight.dtype}, gradients {layer.weight.grad.dtype}")  # fmt: skip
-    return train(use_gpu, folder, bf16=True)
+    return train(folder, bf16=True)
 
 
 if __name__ == "__main__":
@@ -789,15 +829,16 @@ if __name__ == "__main__":
 # Had the 8-process run kept the 2-process run's 120 samples per process,
 # its global batch would have been 960, 4 times as large. As the comparison
 # above showed, the global batch alone decides what is computed, so this runs
-# in this one process, with batches of 960, for the same 4 epochs, with the
-# learning rate unchanged, times 2 (the square root of 4) and times 4. (Run
-# with 8 processes, the numbers are the same, to rounding.)
+# in a single process, without DDP, with batches of 960, for the same 4
+# epochs, with the learning rate unchanged, times 2 (the square root of 4)
+# and times 4. (Run with 8 processes, the numbers are the same, to rounding.)
 
 
 def train_alone(batch_size, learning_rate):
-    """Train ``EPOCHS`` epochs in this process; return the last loss, accuracy, steps per epoch."""
+    """Train ``EPOCHS`` epochs in this one process; return the last loss, accuracy, steps per epoch."""
+    _, _, device, _ = this_process()
     _ = torch.manual_seed(SEED)  # rank 0's model
-    model = make_model()
+    model = make_model().to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
     sampler = DistributedSampler(train_set, num_replicas=1, rank=0, seed=SEED)
     loader = DataLoader(train_set, batch_size=batch_size, sampler=sampler)
@@ -805,24 +846,27 @@ def train_alone(batch_size, learning_rate):
         sampler.set_epoch(epoch)
         losses = []
         for inputs, labels in loader:
-            loss = F.cross_entropy(model(inputs), labels)
+            loss = F.cross_entropy(model(inputs.to(device)), labels.to(device))
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
             losses.append(loss.item() * len(labels))
-    points, labels = test_set.tensors
+    points, labels = (tensor.to(device) for tensor in test_set.tensors)
     with torch.no_grad():
         accuracy = (model(points).argmax(dim=1) == labels).double().mean().item()
     return sum(losses) / len(train_set), accuracy, len(loader)
 
 
+def with_rates(batch_size, factors):
+    """``train_alone`` with the learning rate times each of ``factors``."""
+    return {factor: train_alone(batch_size, LEARNING_RATE * factor) for factor in factors}
+
+
 if __name__ == "__main__":
-    larger = {}
-    for factor in (1, 2, 4):
-        rate = LEARNING_RATE * factor
-        loss, accuracy, steps = larger[factor] = train_alone(4 * GLOBAL_BATCH, rate)
+    [(_, larger, _)] = launch(1, with_rates, 4 * GLOBAL_BATCH, (1, 2, 4))
+    for factor, (loss, accuracy, steps) in larger.items():
         print(f"global batch {4 * GLOBAL_BATCH}, {steps} steps per epoch, learning rate"
-              f" {rate:.2f}: epoch {EPOCHS} loss {loss:.6f},"
+              f" {LEARNING_RATE * factor:.2f}: epoch {EPOCHS} loss {loss:.6f},"
               f" held-out accuracy {accuracy:.2%}")  # fmt: skip
 
 # %%
@@ -844,9 +888,9 @@ if __name__ == "__main__":
 # their own, with 3 processes that each start with the number ``rank + 1``:
 
 
-def collectives(use_gpu):
+def collectives():
     """Show broadcast, all_reduce and all_gather on one number per process."""
-    rank, world_size, device, _ = this_process(use_gpu)
+    rank, world_size, device, _ = this_process()
     mine = torch.tensor([rank + 1.0], device=device)
     from_0 = mine.clone()
     dist.broadcast(from_0, src=0)  # everyone gets rank 0's

@@ -24,10 +24,13 @@ ordinary state dict on rank 0. Run it with
 
    torchrun --nproc-per-node=2 plot_05_fsdp2.py
 
-The outputs below come from the build of this site, which ran it with 2
-and 4 processes on its CPU, with the ``gloo`` backend (FSDP2 runs there in
-PyTorch 2.13; on GPUs it uses ``nccl``). The page is written for PyTorch
-2.13; the first output shows the version that built it.
+Each process works on a GPU of its own, with the ``nccl`` backend, when the
+machine has at least one GPU per process; otherwise all of them work on the
+CPU, with the ``gloo`` backend (FSDP2 runs there in PyTorch 2.13), and say
+so. The outputs below come from the build of this site, which ran it with 2
+and 4 processes by the same rule; the line above each result says where.
+The page is written for PyTorch 2.13; the first output shows the version
+that built it.
 """
 
 # %%
@@ -56,6 +59,7 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
+from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.checkpoint.state_dict import (
     StateDictOptions,
     get_model_state_dict,
@@ -65,7 +69,8 @@ from torch.distributed.checkpoint.state_dict import (
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
-print("PyTorch", torch.__version__)
+if __name__ == "__main__":  # not again in each process the page starts
+    print("PyTorch", torch.__version__)
 
 SEED = 0
 GLOBAL_BATCH = 240
@@ -105,9 +110,14 @@ def make_model():
 # Sharding the model
 # ------------------
 #
-# ``fully_shard(module)`` replaces every parameter of ``module`` with a
-# ``DTensor``: a tensor that knows it is distributed over a *device mesh*, here
-# all the processes in one row, and how. Its placement is ``Shard(0)``: the
+# ``fully_shard(module, mesh=mesh)`` replaces every parameter of ``module``
+# with a ``DTensor``: a tensor that knows it is distributed over a *device
+# mesh*, and how. The mesh here is ``init_device_mesh(device.type,
+# (WORLD_SIZE,))``: all the processes in one row, on the device type the
+# processes use. Pass it explicitly: without ``mesh=``, ``fully_shard`` makes
+# a mesh on the machine's accelerator whatever the process group's backend,
+# so on a machine with a GPU, processes meant for the CPU and ``gloo`` would
+# move their parameters to CUDA anyway. Its placement is ``Shard(0)``: the
 # parameter is cut along its first dimension into ``WORLD_SIZE`` pieces, as
 # ``torch.chunk`` would cut it, and each process keeps only its own piece.
 # Each call makes one group of parameters, which FSDP2 gathers and scatters
@@ -132,12 +142,13 @@ def make_model():
 # that DDP holds whole.
 
 
-def shard(model, mp_policy=MixedPrecisionPolicy()):
+def shard(model, device, mp_policy=MixedPrecisionPolicy()):
     """Apply FSDP2 to each ``nn.Linear`` of ``model``, then to ``model`` itself."""
+    mesh = init_device_mesh(device.type, (dist.get_world_size(),))
     for layer in model:
         if isinstance(layer, nn.Linear):
-            fully_shard(layer, mp_policy=mp_policy)
-    fully_shard(model, mp_policy=mp_policy)
+            fully_shard(layer, mesh=mesh, mp_policy=mp_policy)
+    fully_shard(model, mesh=mesh, mp_policy=mp_policy)
     return model
 
 
@@ -155,7 +166,8 @@ def shard(model, mp_policy=MixedPrecisionPolicy()):
 # What every process runs
 # -----------------------
 #
-# ``run_rank`` is that of the previous tutorial, with one addition: it calls
+# ``run_rank`` is that of the previous tutorial (a GPU per process when the
+# machine has enough, else the CPU), with one addition: it calls
 # ``gc.collect()`` before it destroys the group. FSDP2's state and the
 # modules it shards refer to each other, so ``del model`` alone leaves them,
 # and the process group they hold, alive until Python's garbage collector
@@ -166,24 +178,38 @@ def shard(model, mp_policy=MixedPrecisionPolicy()):
 # it logs is the mean over all processes.
 
 
-def run_rank(job, use_gpu, *args):
+def device_for_this_process():
+    """``cuda:LOCAL_RANK`` if this machine has a GPU for each of its processes, else the CPU."""
+    if torch.cuda.device_count() >= int(os.environ["LOCAL_WORLD_SIZE"]):
+        return torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+    return torch.device("cpu")
+
+
+def run_rank(job, *args):
     """Be one process of the group: join it, run ``job``, leave it."""
-    if use_gpu:
-        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
-    dist.init_process_group("nccl" if use_gpu else "gloo")
+    device = device_for_this_process()
+    gpus = torch.cuda.device_count()
+    if device.type == "cpu" and gpus and os.environ["RANK"] == "0":
+        print(f"{os.environ['LOCAL_WORLD_SIZE']} processes on this machine and {gpus} GPU"
+              f"{'s' if gpus > 1 else ''}: NCCL needs a GPU per process, so all of them"
+              " use the CPU and gloo")  # fmt: skip
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+        dist.init_process_group("nccl", device_id=device)
+    else:
+        dist.init_process_group("gloo")
     try:
-        return job(use_gpu, *args)
+        return job(*args)
     finally:
         gc.collect()  # frees the sharded models, which refer to themselves
         dist.destroy_process_group()
 
 
-def this_process(use_gpu):
+def this_process():
     """This process's rank, the world size, its device and its ``log``."""
     rank = dist.get_rank()
-    device = torch.device("cuda", torch.cuda.current_device()) if use_gpu else torch.device("cpu")
     log = print if rank == 0 else lambda *args: None  # fmt: skip
-    return rank, dist.get_world_size(), device, log
+    return rank, dist.get_world_size(), device_for_this_process(), log
 
 
 def train_steps(model, optimizer, device, log):
@@ -278,7 +304,7 @@ def checkpoints(model, optimizer, device, folder, log):
     log("DCP wrote: " + ", ".join(sorted(p.name for p in (folder / "dcp").iterdir())))
 
     torch.manual_seed(SEED)
-    fresh = shard(make_model().to(device))
+    fresh = shard(make_model().to(device), device)
     fresh_optimizer = torch.optim.AdamW(fresh.parameters(), lr=LEARNING_RATE)
     model_state, optimizer_state = get_state_dict(fresh, fresh_optimizer)
     loaded = {"model": model_state, "optimizer": optimizer_state}
@@ -291,7 +317,7 @@ def checkpoints(model, optimizer, device, folder, log):
         for name in ("exp_avg", "exp_avg_sq"):
             same &= torch.equal(optimizer.state[a][name].to_local(),
                                 fresh_optimizer.state[b][name].to_local())  # fmt: skip
-    same = torch.tensor(int(same))
+    same = torch.tensor(int(same), device=device)  # a collective's tensors: on this device
     dist.all_reduce(same, op=dist.ReduceOp.MIN)  # true only if true everywhere
     log(f"DCP loaded into a fresh sharded model and optimizer: equal to the saved ones"
         f" everywhere: {bool(same)}")  # fmt: skip
@@ -313,11 +339,11 @@ def checkpoints(model, optimizer, device, folder, log):
 # The job of each result: shard, describe, train, save and load.
 
 
-def fsdp_job(use_gpu, folder):
+def fsdp_job(folder):
     """Shard the model, show what each process holds, train, save and load."""
-    rank, world_size, device, log = this_process(use_gpu)
+    rank, world_size, device, log = this_process()
     torch.manual_seed(SEED)  # the same model in every process
-    model = shard(make_model().to(device))
+    model = shard(make_model().to(device), device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
     pieces = describe(model, log)
     watch_middle_layer(model, log)
@@ -339,12 +365,14 @@ def fsdp_job(use_gpu, folder):
 # Run as ``torchrun --nproc-per-node=N plot_05_fsdp2.py``, every process runs
 # the whole file, and this cell, seeing ``LOCAL_RANK``, runs the job with
 # them all, writing its checkpoints to ``CHECKPOINT_DIR`` (by default
-# ``fsdp2-checkpoint``), and stops there. With GPUs, it uses them.
+# ``fsdp2-checkpoint``), and stops there. Each process uses its own GPU when
+# the machine has one per process, and the CPU with ``gloo`` otherwise; rank 0
+# says so then.
 
 if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
     folder = os.environ.get("CHECKPOINT_DIR", "fsdp2-checkpoint")
     os.makedirs(folder, exist_ok=True)
-    run_rank(fsdp_job, torch.cuda.is_available(), folder)
+    run_rank(fsdp_job, folder)
     sys.exit()
 
 # %%
@@ -356,49 +384,57 @@ if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
 # As in the previous tutorial, the build runs this file with plain
 # ``python``, and the function below does for each result what ``torchrun
 # --nproc-per-node=N`` would do, with public API only: a free port, N
-# processes from ``torch.multiprocessing.start_processes`` (forked on
-# Linux, ``torch`` limited to one thread in each), the variables that
-# ``init_process_group`` and this page read, and each process's printed
-# lines sent back and shown tagged with its rank. Your own scripts need none
-# of it.
-#
-# This process, too, limits ``torch`` to one thread, for what it computes
-# itself below. The models on this page are too small to gain from a second
-# thread: on the busy 2-core machine that builds this site, the training in
-# this process ran several times faster with one.
+# processes from ``torch.multiprocessing.start_processes`` (copies of a fork
+# server that has never used CUDA or run a backward pass, as :ref:`the DDP
+# tutorial's launcher <ddp-launcher>` explains; ``torch`` limited to one
+# thread in each), the variables that ``init_process_group`` and this page
+# read, and each process's printed lines sent back and shown tagged with its
+# rank, under a line that says where the processes ran. Your own scripts
+# need none of it.
 
-START_METHOD = "fork" if sys.platform == "linux" else "spawn"
-torch.set_num_threads(1)  # the page's own work is small too
+
+def start_method():
+    """How ``launch`` starts processes here: from a fork server, spawned, or as copies of this one."""
+    methods = mp.get_all_start_methods()
+    if getattr(sys.modules["__main__"], "__file__", None):  # a script: they can import it
+        return "forkserver" if "forkserver" in methods else "spawn"
+    if "fork" not in methods:
+        raise RuntimeError("here the processes must import the script, and a notebook has"
+                           " none: run this tutorial as a script (plot_05_fsdp2.py),"
+                           " or with torchrun")  # fmt: skip
+    if torch.cuda.is_initialized():
+        raise RuntimeError("this notebook's process has initialised CUDA, and copies of it"
+                           " could not use CUDA: restart the kernel, or run this tutorial"
+                           " as a script (plot_05_fsdp2.py)")  # fmt: skip
+    return "fork"
 
 
 def launch(world_size, job, *args, timeout=300.0):
-    """Run ``run_rank(job, False, *args)`` in ``world_size`` CPU processes.
+    """Run ``run_rank(job, *args)`` in ``world_size`` processes.
 
-    Return one ``(printed text, returned value)`` pair per rank, in rank
-    order. If a process fails, stop the others and raise its error.
+    Return one ``(printed text, returned value, GPU name or None)`` triple
+    per rank, in rank order. If a process fails, stop the others and raise
+    its error.
     """
-    main = sys.modules["__main__"]
-    if START_METHOD == "spawn" and not getattr(main, "__file__", None):
-        raise RuntimeError("here the processes must import the script, and a notebook has"
-                           " none: run this tutorial as a script, or with torchrun")  # fmt: skip
+    method = start_method()
+    context = mp.get_context(method)
+    if method == "forkserver":  # what the fork server imports once, for every copy
+        context.set_forkserver_preload(["torch", "torch._dynamo", "torch.distributed",
+                                        "matplotlib.pyplot"])  # fmt: skip
     with socket.socket() as probe:  # the operating system picks a free port
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    results = mp.get_context(START_METHOD).SimpleQueue()
-    gc.freeze()  # what the children inherit, their garbage collector skips
-    try:
-        processes = mp.start_processes(
-            _as_rank, args=(world_size, port, results, job, args), nprocs=world_size,
-            join=False, daemon=True, start_method=START_METHOD,
-        )  # fmt: skip
-    finally:
-        gc.unfreeze()
+    results = context.SimpleQueue()
+    processes = mp.start_processes(
+        _as_rank, args=(world_size, port, results, job, args), nprocs=world_size,
+        join=False, daemon=True, start_method=method,
+    )  # fmt: skip
     reports, deadline = {}, time.monotonic() + timeout
     try:
         while not processes.join(timeout=0.1):  # raises if a process failed
             while not results.empty():
-                rank, printed, value = results.get()
-                reports[rank] = (printed, value)
+                rank, *report = results.get()
+                reports[rank] = tuple(report)
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{world_size} processes still running after {timeout:g} s")
     finally:
@@ -406,13 +442,14 @@ def launch(world_size, job, *args, timeout=300.0):
             process.kill()  # does nothing to those that have exited
             process.join()
     while not results.empty():
-        rank, printed, value = results.get()
-        reports[rank] = (printed, value)
+        rank, *report = results.get()
+        reports[rank] = tuple(report)
     return [reports[rank] for rank in range(world_size)]
 
 
 def _as_rank(rank, world_size, port, results, job, args):
-    """Become rank ``rank`` as ``torchrun`` would make it, and run the job."""
+    """Become rank ``rank`` as ``torchrun`` would make it, run the job, say on which GPU."""
+    gc.freeze()  # what this copy started with, its garbage collector skips
     torch.set_num_threads(1)
     os.environ.update(
         RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
@@ -420,21 +457,25 @@ def _as_rank(rank, world_size, port, results, job, args):
     )  # fmt: skip
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
-        value = run_rank(job, False, *args)
-    results.put((rank, printed.getvalue(), value))
+        value = run_rank(job, *args)
+    device = device_for_this_process()
+    gpu = torch.cuda.get_device_name(device) if device.type == "cuda" else None
+    results.put((rank, printed.getvalue(), value, gpu))
 
 
 def show(world_size, reports):
-    """Print the provenance line, then every process's lines tagged with its rank."""
-    print(f"# {world_size} process{'es' if world_size > 1 else ''} on the CPU (gloo)")
-    for rank, (printed, _) in enumerate(reports):
+    """Print where the processes ran, then every process's lines tagged with its rank."""
+    gpus = sorted({gpu for _, _, gpu in reports if gpu})
+    where = f"{world_size} × {', '.join(gpus)} (nccl)" if gpus else "the CPU (gloo)"
+    print(f"# {world_size} process{'es' if world_size > 1 else ''} on {where}")
+    for rank, (printed, _, _) in enumerate(reports):
         for line in printed.splitlines():
             print(f"[rank {rank}] {line}")
-    silent = [rank for rank, (printed, _) in enumerate(reports) if not printed]
+    silent = [rank for rank, (printed, _, _) in enumerate(reports) if not printed]
     if silent:
         print(f"(ranks {silent[0]} to {silent[-1]} printed nothing)" if len(silent) > 1
               else f"(rank {silent[0]} printed nothing)")  # fmt: skip
-    return [value for _, value in reports]
+    return [value for _, value, _ in reports]
 
 
 # %%
@@ -518,29 +559,31 @@ if __name__ == "__main__" and plt is not None:
 # ------------------------------
 #
 # FSDP2 changes where the numbers are kept, not what is computed. One
-# process without FSDP2 trains the same model on the same global batches,
-# here in this process. Its losses and its parameters after 3 AdamW steps are
+# process without FSDP2 trains the same model on the same global batches and
+# saves its parameters. Its losses and its parameters after 3 AdamW steps are
 # compared with each run above: with the losses that run logged, with its
 # full state dict (``model.pt``, written by rank 0) and with its DCP
 # checkpoint, which ``dcp_to_torch_save`` converts into one ordinary file: it
 # reads, in one process, a checkpoint written by any number of processes.
 
 
-def train_alone():
-    """The same model and steps in this one process, without FSDP2."""
+def train_alone(path):
+    """The same model and steps in one process, without FSDP2; save it to ``path``."""
+    _, _, device, _ = this_process()
     _ = torch.manual_seed(SEED)
-    model = make_model()
+    model = make_model().to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
     sampler = DistributedSampler(train_set, num_replicas=1, rank=0, seed=SEED)
     loader = DataLoader(train_set, batch_size=GLOBAL_BATCH, sampler=sampler)
     found = []
     for _, (inputs, labels) in zip(range(STEPS), loader):
-        loss = F.cross_entropy(model(inputs), labels)
+        loss = F.cross_entropy(model(inputs.to(device)), labels.to(device))
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
         found.append(loss.item())
-    return found, model.state_dict()
+    torch.save(model.state_dict(), path)
+    return found
 
 
 def largest_difference(state, reference):
@@ -549,7 +592,8 @@ def largest_difference(state, reference):
 
 
 if __name__ == "__main__":
-    alone, reference = train_alone()
+    [(_, alone, _)] = launch(1, train_alone, Path(folder, "alone.pt"))
+    reference = torch.load(Path(folder, "alone.pt"), map_location="cpu")
     print("one process: losses " + ", ".join(f"{loss:.6f}" for loss in alone))
     for world_size, found in losses.items():
         checkpoint = Path(folder, f"{world_size}-processes")
@@ -579,12 +623,12 @@ if __name__ == "__main__":
 # weight that FSDP2 reassembles is part rank 0's model, part rank 1's.
 
 
-def mixed_precision_and_seeds(use_gpu):
+def mixed_precision_and_seeds():
     """Train with a bf16 policy; then shard models built with a seed per process."""
-    rank, _, device, log = this_process(use_gpu)
+    rank, _, device, log = this_process()
     torch.manual_seed(SEED)
     policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-    model = shard(make_model().to(device), policy)
+    model = shard(make_model().to(device), device, policy)
     optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
     watch_middle_layer(model, log)
     scores = model(train_set.tensors[0][:4].to(device))
@@ -593,8 +637,8 @@ def mixed_precision_and_seeds(use_gpu):
     del model, optimizer
 
     torch.manual_seed(SEED + rank)  # a different model in every process
-    sharded = shard(make_model().to(device))
-    mixed = sharded[4].weight.full_tensor()  # all-gathers the pieces
+    sharded = shard(make_model().to(device), device)
+    mixed = sharded[4].weight.full_tensor().cpu()  # all-gathers the pieces
     del sharded
     origins = []
     for seed in range(dist.get_world_size()):

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import types
 from collections import Counter
 from pathlib import Path
 
@@ -126,6 +127,26 @@ def locked(path, exclusive=True):
     with open(path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield
+
+
+@contextlib.contextmanager
+def loaded_as_script(path):
+    """The example *path* loaded as its launcher's processes load it; yields its namespace.
+
+    The launchers start processes from a fork server, which import the page's
+    file again, as the module ``__mp_main__`` (multiprocessing's name for a
+    script re-imported in a child). Loaded the same way here, without running
+    its ``if __name__ == "__main__":`` cells, and made this process's
+    ``__main__``, its functions and the tests' module-level ones can be sent
+    to those processes by name.
+    """
+    module = types.ModuleType("__mp_main__")
+    module.__file__ = str(path)
+    exec(compile(Path(path).read_text("utf-8"), str(path), "exec"), module.__dict__)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(sys.modules, "__main__", module)
+        patch.setitem(sys.modules, "__mp_main__", module)
+        yield module.__dict__
 
 
 def copy_project(dest, with_gallery=True):

@@ -79,6 +79,45 @@ def test_hung_example_is_stopped_by_the_timeout(project):
     assert_untouched(project, "en", before)
 
 
+# A tutorial that runs a backward pass in its own process, then forks it: on a
+# machine with GPUs the copy fails at its first backward pass (or at CUDA).
+FORKS_AFTER_BACKWARD = '''"""
+Forks after a backward pass
+===========================
+"""
+
+import multiprocessing
+
+import torch
+
+if __name__ == "__main__":  # not again in the processes that import this file
+    torch.ones(1, requires_grad=True).sum().backward()
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        print(pool.map(abs, [-1]))
+'''
+# The same work, with the processes started by a fork server: never a copy of this one.
+FORK_SERVER = FORKS_AFTER_BACKWARD.replace('"fork"', '"forkserver"').replace(
+    "Forks after a backward pass\n===========================",
+    "Starts its processes from a fork server\n=======================================")
+
+
+def test_an_example_that_forks_after_a_backward_pass_fails_on_the_cpu_too(project):
+    before = digest(project / "_build" / "html" / "en")
+    (project / "examples" / "plot_99_forks.py").write_text(FORKS_AFTER_BACKWARD)
+    result = build(project, "en")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert ("plot_99_forks.py forked the build's process after a backward pass ran in it;"
+            " on a machine with GPUs the copy could not use CUDA or run a backward pass") in output
+    assert_untouched(project, "en", before)
+    # Started from a fork server, the same example runs: the guard is no blanket refusal.
+    (project / "examples" / "plot_99_forks.py").write_text(FORK_SERVER)
+    result = build(project, "en")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    page = (project / "docs" / "auto_examples" / "plot_99_forks.rst").read_text("utf-8")
+    assert "    [1]" in page
+
+
 def test_broken_catalog_fails_with_file_and_line_before_any_html(project):
     before = {lang: digest(project / "_build" / "html" / lang) for lang in ("en", "zh_TW")}
     po = project / "locale" / "zh_TW" / "LC_MESSAGES" / "index.po"

@@ -1,7 +1,8 @@
 """The DDP tutorial: its shards, its checks, its launcher, and its claims about torch.
 
 The tutorial runs once per session (``tutorial``); the launcher tests use only
-its definitions (``definitions``), which start no processes.
+its definitions, loaded as the launcher's processes load them (``as_script``),
+which start no processes.
 """
 
 import contextlib
@@ -17,6 +18,8 @@ import types
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, loaded_as_script
+from site_extensions import example_guard
 
 torch = pytest.importorskip("torch")
 dist = pytest.importorskip("torch.distributed")
@@ -24,8 +27,9 @@ from torch.multiprocessing import ProcessRaisedException  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
 from torch.utils.data import DistributedSampler  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "plot_03_distributed_data_parallel.py"
+LAUNCHING = [ROOT / "examples" / name for name in (
+    "plot_03_distributed_data_parallel.py", "plot_04_train_with_ddp.py", "plot_05_fsdp2.py")]  # fmt: skip
 WORLD_SIZES = (1, 2, 3, 8)
 # From the issue: samples per process and how many of all are repeats.
 EXPECTED_SHARDS = {1: (100, 0), 2: (50, 0), 3: (34, 2), 8: (13, 4)}
@@ -33,10 +37,11 @@ EXPECTED_SHARDS = {1: (100, 0), 2: (50, 0), 3: (34, 2), 8: (13, 4)}
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc, forks")
 
 
-@pytest.fixture(scope="session")
-def definitions():
-    """The example's functions, without running any of its cells that do work."""
-    return runpy.run_path(str(EXAMPLE), run_name="ddp_tutorial")
+@pytest.fixture(scope="module")
+def as_script():
+    """The example's functions, as its launcher's processes load them (no cell that does work)."""
+    with loaded_as_script(EXAMPLE) as namespace:
+        yield namespace
 
 
 @pytest.fixture(scope="session")
@@ -49,18 +54,25 @@ def tutorial():
     return namespace, printed.getvalue()
 
 
-def child_pids():
-    """Processes whose parent is this one."""
-    pids = []
+def ranks_left():
+    """Processes below this one, but a fork server: what a launcher started and left running."""
+    parents, commands = {}, {}
     for entry in Path("/proc").iterdir():
         try:
             status = (entry / "status").read_text()
+            commands[int(entry.name)] = (entry / "cmdline").read_bytes()
         except (OSError, ValueError):
             continue
         fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
-        if fields.get("PPid", "").strip() == str(os.getpid()):
-            pids.append(int(entry.name))
-    return pids
+        parents[int(entry.name)] = int(fields.get("PPid", "0").strip())
+    below, todo = set(), [os.getpid()]
+    while todo:
+        parent = todo.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in below:
+                below.add(pid)
+                todo.append(pid)
+    return {pid for pid in below if b"multiprocessing.forkserver" not in commands.get(pid, b"")}
 
 
 @pytest.mark.parametrize("world_size", WORLD_SIZES)
@@ -93,6 +105,7 @@ def test_one_ddp_step_equals_one_process(tutorial, world_size):
     _ = torch.manual_seed(0)
     initial = namespace["Model"](5, 2).state_dict()
     for name, expected in single.items():
+        expected = torch.tensor(expected)
         assert not torch.equal(expected, initial[name]), "the step changed nothing"
         values = [torch.tensor(report["after_first_step"][name]) for report in done]
         for value in values:
@@ -123,34 +136,35 @@ def fail_rank_1():
     dist.init_process_group("gloo")
 
 
-def test_timeout_stops_a_hung_rendezvous(definitions):
-    before = set(child_pids())  # other tests may keep helpers (a browser) alive
+def test_timeout_stops_a_hung_rendezvous(as_script):
+    before = ranks_left()  # other tests may keep helpers (a browser) alive
     start = time.monotonic()
     with pytest.raises(TimeoutError, match=r"rank\(s\) \[0, 1\] still running after 2 s"):
-        definitions["launch"](2, hang_rank_1, timeout=2)
+        as_script["launch"](2, hang_rank_1, timeout=2)
     assert time.monotonic() - start < 6
-    assert set(child_pids()) - before == set()
+    assert ranks_left() - before == set()
 
 
-def test_failing_rank_raises_its_error(definitions):
-    before = set(child_pids())
+def test_failing_rank_raises_its_error(as_script):
+    before = ranks_left()
     start = time.monotonic()
     with pytest.raises(ProcessRaisedException, match="rank 1 gave up") as raised:
-        definitions["launch"](2, fail_rank_1, timeout=60)
+        as_script["launch"](2, fail_rank_1, timeout=60)
     assert raised.value.error_index == 1
     assert time.monotonic() - start < 10
-    assert set(child_pids()) - before == set()
+    assert ranks_left() - before == set()
 
 
-def test_launch_returns_output_and_value_in_rank_order(definitions):
-    def report():
-        print("rank", os.environ["RANK"], "of", os.environ["WORLD_SIZE"])
-        return int(os.environ["RANK"]) * 10
+def report_rank():
+    print("rank", os.environ["RANK"], "of", os.environ["WORLD_SIZE"])
+    return int(os.environ["RANK"]) * 10
 
-    before = set(child_pids())
-    results = definitions["launch"](3, report)
+
+def test_launch_returns_output_and_value_in_rank_order(as_script):
+    before = ranks_left()
+    results = as_script["launch"](3, report_rank)
     assert results == [(f"rank {r} of 3\n", r * 10) for r in range(3)]
-    assert set(child_pids()) - before == set()
+    assert ranks_left() - before == set()
 
 
 def test_uneven_batches_time_out_without_join_and_finish_with_it(tutorial):
@@ -183,8 +197,8 @@ def buffers_after_forward():
         dist.destroy_process_group()
 
 
-def test_ddp_copies_rank_0_buffers_at_a_forward_with_grad(definitions):
-    results = [value for _, value in definitions["launch"](2, buffers_after_forward)]
+def test_ddp_copies_rank_0_buffers_at_a_forward_with_grad(as_script):
+    results = [value for _, value in as_script["launch"](2, buffers_after_forward)]
     assert results == [(0.0, 10.0), (0.0, 10.0)]  # rank 1's 1 and 11 were overwritten
 
 
@@ -200,16 +214,74 @@ def join_without_local_rank():
     return waited
 
 
-def test_gloo_init_waits_for_every_process_and_ignores_local_rank(definitions):
-    waited = [value for _, value in definitions["launch"](2, join_without_local_rank)]
+def test_gloo_init_waits_for_every_process_and_ignores_local_rank(as_script):
+    waited = [value for _, value in as_script["launch"](2, join_without_local_rank)]
     assert waited[0] >= 1.5  # rank 0 waited for rank 1 to connect
 
 
-def test_launch_explains_that_a_notebook_cannot_spawn(definitions, monkeypatch):
-    monkeypatch.setitem(definitions["launch"].__globals__, "START_METHOD", "spawn")
-    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))  # no __file__
+# -- GPUs: which device each process takes, and no copy of a process that used one --
+
+
+def page(path):
+    """An example's definitions (no cell that does work runs)."""
+    return runpy.run_path(str(path), run_name="definitions")
+
+
+@pytest.mark.parametrize("example", LAUNCHING, ids=lambda p: p.stem)
+@pytest.mark.parametrize("gpus", [0, 1, 2, 8])
+def test_each_process_takes_its_own_gpu_only_when_there_is_one_for_each(example, gpus, monkeypatch):
+    device_for_this_process = page(example)["device_for_this_process"]
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: gpus)
+    for processes in (1, 2, 3, 8):
+        monkeypatch.setenv("LOCAL_WORLD_SIZE", str(processes))
+        chosen = []
+        for rank in range(processes):
+            monkeypatch.setenv("LOCAL_RANK", str(rank))
+            chosen.append(device_for_this_process())
+        if gpus >= processes:  # NCCL: one GPU per process, never two on one
+            assert chosen == [torch.device("cuda", rank) for rank in range(processes)]
+        else:
+            assert chosen == [torch.device("cpu")] * processes
+
+
+def notebook(monkeypatch, namespace):
+    """Make *namespace*'s process look like a notebook's: a ``__main__`` without a file."""
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
+    return namespace["start_method"]
+
+
+@pytest.mark.parametrize("example", LAUNCHING, ids=lambda p: p.stem)
+def test_the_launcher_copies_no_process_that_used_cuda(example, monkeypatch):
+    namespace = page(example)
+    monkeypatch.setitem(sys.modules, "__main__", types.SimpleNamespace(__file__=str(example)))
+    assert namespace["start_method"]() == "forkserver"  # a script: a clean fork server
+    start_method = notebook(monkeypatch, namespace)
+    assert start_method() == "fork"  # a notebook: copies of its own process
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    with pytest.raises(RuntimeError, match="restart the kernel, or run this tutorial as a script"):
+        start_method()
+    monkeypatch.setattr(torch.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     with pytest.raises(RuntimeError, match="run this tutorial as a script"):
-        definitions["launch"](2, join_without_local_rank)
+        start_method()
+
+
+def parent_pid():
+    return os.getppid()
+
+
+@pytest.mark.parametrize("example", LAUNCHING, ids=lambda p: p.stem)
+def test_the_launcher_never_forks_a_process_that_ran_a_backward_pass(example):
+    """On a GPU machine a copy of such a process fails at its first backward pass."""
+    with loaded_as_script(example) as namespace:
+        torch.ones(1, requires_grad=True).sum().backward()  # as plot_01 does before, in the build
+        example_guard.guard_forks("this test", "import torch")
+        try:
+            args = (parent_pid, ()) if "plot_03" in example.name else (parent_pid,)
+            reports = namespace["launch"](2, *args)
+        finally:
+            example_guard.stop_guarding()
+    parents = {report[1] for report in reports}
+    assert os.getpid() not in parents and len(parents) == 1  # all from one fork server
 
 
 PRINT_PORT = """

@@ -29,6 +29,7 @@ import torch._dynamo  # noqa: F401  before any process group: DDP imports it (se
 import torch.distributed as dist
 import torch.nn as nn
 from bs4 import BeautifulSoup
+from conftest import loaded_as_script
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -81,8 +82,9 @@ def first():
 
 @pytest.fixture(scope="module")
 def ddp():
-    """The DDP tutorial's definitions; none of its cells that start processes runs."""
-    return runpy.run_path(str(DDP_PAGE), run_name="ddp_tutorial")
+    """The DDP tutorial's definitions, as its launcher's processes load them; no cell runs."""
+    with loaded_as_script(DDP_PAGE) as namespace:
+        yield namespace
 
 
 # -- The collapsed sections -----------------------------------------------------
@@ -383,12 +385,6 @@ def test_torchrun_sets_more_variables_than_the_pages_launcher(tmp_path, ddp):
     assert torchrun["env"]["TORCHELASTIC_USE_AGENT_STORE"] == "True"
     assert torchrun["env"]["OMP_NUM_THREADS"] == "1" and torchrun["child_omp"] == "1"
 
-    def launched():
-        child = subprocess.run([sys.executable, "-c",
-                                "import os; print(os.environ.get('OMP_NUM_THREADS'))"],
-                               capture_output=True, text=True).stdout.strip()  # fmt: skip
-        return dict(os.environ), torch.get_num_threads(), child
-
     saved = os.environ.pop("OMP_NUM_THREADS", None)
     try:
         (_, (page_env, threads, child_omp)), _ = ddp["launch"](2, launched)
@@ -400,6 +396,14 @@ def test_torchrun_sets_more_variables_than_the_pages_launcher(tmp_path, ddp):
     # set_num_threads(1) limits torch in that process; unlike OMP_NUM_THREADS=1,
     # nothing of it reaches a program the process starts.
     assert threads == 1 and "OMP_NUM_THREADS" not in page_env and child_omp == "None"
+
+
+def launched():
+    """What a process the page's launcher started sees: its variables, its threads, a child's."""
+    child = subprocess.run([sys.executable, "-c",
+                            "import os; print(os.environ.get('OMP_NUM_THREADS'))"],
+                           capture_output=True, text=True).stdout.strip()  # fmt: skip
+    return dict(os.environ), torch.get_num_threads(), child
 
 
 class FakeCuda:

@@ -8,15 +8,16 @@ tests run the examples' own functions on small jobs, and each page once
 under ``torchrun``, as its readers start it.
 """
 
+import ast
 import math
 import os
 import re
-import runpy
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import loaded_as_script
 
 torch = pytest.importorskip("torch")
 
@@ -343,46 +344,134 @@ def test_fsdp2_mixed_precision_and_a_seed_per_process(executed):
 
 @pytest.fixture(scope="module")
 def ddp_definitions():
-    """plot_04's functions, without running any cell that does work."""
-    return runpy.run_path(str(ROOT / "examples" / f"{DDP_PAGE}.py"), run_name="ddp_training")
+    """plot_04's functions, as its launcher's processes load them (no cell that does work)."""
+    with loaded_as_script(ROOT / "examples" / f"{DDP_PAGE}.py") as namespace:
+        yield namespace
 
 
-def evaluate_both_ways(use_gpu, evaluate, make_model):
+def evaluate_both_ways():
+    d = sys.modules["__mp_main__"].__dict__  # the page, as its launcher's processes load it
     torch.manual_seed(0)
-    model = make_model()
-    return evaluate(model, torch.device("cpu")), evaluate(model, torch.device("cpu"), padded=True)
+    model = d["make_model"]()
+    cpu = torch.device("cpu")
+    return d["evaluate"](model, cpu), d["evaluate"](model, cpu, padded=True)
 
 
 def test_evaluate_counts_each_point_once(ddp_definitions):
-    d = ddp_definitions
-    reports = d["launch"](3, evaluate_both_ways, d["evaluate"], d["make_model"])
-    (exact, padded), *others = [value for _, value in reports]
+    reports = ddp_definitions["launch"](3, evaluate_both_ways)
+    (exact, padded), *others = [value for _, value, _ in reports]
     assert exact[1] == HELD_OUT and padded[1] == 501
     assert all(other == (exact, padded) for other in others)  # every process has the sums
 
 
-def checkpoint_round_trip(use_gpu, folder, d):
+def checkpoint_round_trip(folder):
+    d = sys.modules["__mp_main__"].__dict__
+    cpu = torch.device("cpu")
     torch.manual_seed(1 + torch.distributed.get_rank())
-    model, _ = d["wrap"](d["make_model"](), False, torch.device("cpu"))
+    model, _ = d["wrap"](d["make_model"](), cpu)
     optimizer = torch.optim.AdamW(model.parameters())
     path = os.path.join(folder, "epoch-1.pt")
-    d["save_checkpoint"](path, model, optimizer, 1)
+    d["save_checkpoint"](path, model, optimizer, 1, cpu)
     saved = torch.load(path, map_location="cpu")
     fresh = d["make_model"]()
-    done = d["load_checkpoint"](path, fresh, torch.optim.AdamW(fresh.parameters()), torch.device("cpu"))  # fmt: skip
+    done = d["load_checkpoint"](path, fresh, torch.optim.AdamW(fresh.parameters()), cpu)
     same = all(torch.equal(a, b) for a, b in zip(fresh.parameters(), model.module.parameters()))
     del model
     return sorted(saved), list(saved["model"]), len(saved["rng_states"]), done, same
 
 
 def test_checkpoint_names_are_the_plain_models_and_hold_every_rank(ddp_definitions, tmp_path):
-    d = ddp_definitions
-    reports = d["launch"](2, checkpoint_round_trip, str(tmp_path), d)
+    reports = ddp_definitions["launch"](2, checkpoint_round_trip, str(tmp_path))
     keys, names, states, done, same = reports[1][1]
+    d = ddp_definitions
     assert keys == ["epochs_done", "model", "optimizer", "rng_states"]
     assert names == list(d["make_model"]().state_dict()) and not names[0].startswith("module.")
     assert states == 2 and done == 1 and same
     assert sorted(p.name for p in tmp_path.iterdir()) == ["epoch-1.pt"]  # no .partial left
+
+
+def test_resuming_hands_the_random_number_generators_cpu_byte_tensors(ddp_definitions, tmp_path,
+                                                                       monkeypatch):
+    """On a GPU, ``map_location=device`` made them CUDA tensors, which the setters refuse.
+
+    The process's device here is ``meta``, another device than the CPU: with
+    ``map_location=device`` the states would land there, as they did on CUDA,
+    and ``torch.set_rng_state`` would get a tensor it refuses.
+    """
+    d = ddp_definitions
+    torch.distributed.init_process_group("gloo", store=torch.distributed.HashStore(), rank=0,
+                                         world_size=1)  # fmt: skip
+    try:
+        model = d["make_model"]()
+        optimizer = torch.optim.AdamW(model.parameters())
+        model(torch.zeros(1, 2)).sum().backward()
+        optimizer.step()  # some state to save
+        path = tmp_path / "epoch-1.pt"
+        ddp = torch.nn.parallel.DistributedDataParallel(model)
+        d["save_checkpoint"](path, ddp, optimizer, 1, torch.device("cpu"))
+        handed = []
+        monkeypatch.setattr(torch, "set_rng_state", lambda state: handed.append(state))
+        fresh = d["make_model"]().to("meta")  # the process's model, on its device
+        done = d["load_checkpoint"](path, fresh, torch.optim.AdamW(fresh.parameters()),
+                                    torch.device("meta"))  # fmt: skip
+        del ddp
+    finally:
+        torch.distributed.destroy_process_group()
+    assert done == 1 and len(handed) == 1
+    assert handed[0].device == torch.device("cpu") and handed[0].dtype == torch.uint8
+
+
+COLLECTIVES = {"all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce",
+               "reduce_scatter", "reduce_scatter_tensor", "gather", "scatter", "all_to_all"}  # fmt: skip
+FACTORIES = {"tensor", "zeros", "ones", "full", "empty", "arange"}  # *_like keep their input's device
+
+
+def made_without_device(call, unplaced):
+    """True if *call* makes a tensor with no ``device=``, or clones one of *unplaced*."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    if func.attr == "clone":
+        return isinstance(func.value, ast.Name) and func.value.id in unplaced
+    return (ast.unparse(func.value) == "torch" and func.attr in FACTORIES
+            and not any(keyword.arg == "device" for keyword in call.keywords))  # fmt: skip
+
+
+def collective_tensors_without_a_device(path):
+    """``file:line: name`` for each tensor given to a ``dist`` collective, made with no ``device=``.
+
+    An NCCL group refuses a CPU tensor ("No backend type associated with
+    device type cpu"): a tensor a process hands a collective must be made on
+    the process's device, in the function that hands it.
+    """
+    found = []
+    for function in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        unplaced = set()
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                if made_without_device(node.value, unplaced):
+                    unplaced.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        for node in ast.walk(function):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in COLLECTIVES and ast.unparse(node.func.value) == "dist"
+                    and node.args and isinstance(node.args[0], ast.Name)
+                    and node.args[0].id in unplaced):  # fmt: skip
+                found.append(f"{path.name}:{node.lineno}: {node.args[0].id}")
+    return found
+
+
+@pytest.mark.parametrize("page", ["plot_03_distributed_data_parallel", DDP_PAGE, FSDP_PAGE])
+def test_every_tensor_a_collective_gets_is_made_on_the_process_device(page):
+    assert collective_tensors_without_a_device(ROOT / "examples" / f"{page}.py") == []
+
+
+def test_the_collective_check_finds_a_cpu_tensor_in_an_nccl_group(tmp_path):
+    old = tmp_path / "old.py"  # what plot_05 did before the first GPU run
+    old.write_text("def check(same):\n    same = torch.tensor(int(same))\n"
+                   "    dist.all_reduce(same, op=dist.ReduceOp.MIN)\n")  # fmt: skip
+    assert collective_tensors_without_a_device(old) == ["old.py:3: same"]
 
 
 def test_newest_checkpoint_is_the_most_epochs(ddp_definitions, tmp_path):

@@ -109,10 +109,21 @@ _RUNS = {}
 AT_ONCE = 2
 
 
+# First in every kernel: the build's fork guard (conf/site_extensions/example_guard.py).
+# A notebook has no file for a fork server to import, so its launchers fork the
+# kernel itself: after a backward pass or CUDA there, that fails on a machine
+# with GPUs, and the guard makes it fail here too.
+GUARD = (f"import sys\nsys.path.insert(0, {str(ROOT / 'conf')!r})\n"
+         "from site_extensions.example_guard import guard_forks\n"
+         "guard_forks('this notebook', 'import torch')")  # fmt: skip
+
+
 def run_notebook(notebook, folder):
     """Execute *notebook* in a fresh kernel in the new folder *folder*; return the error outputs."""
+    import nbformat
     from nbconvert.preprocessors import ExecutePreprocessor
 
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(GUARD))
     folder.mkdir()
     ExecutePreprocessor(timeout=600, kernel_name="python3").preprocess(
         notebook, {"metadata": {"path": str(folder)}})  # fmt: skip

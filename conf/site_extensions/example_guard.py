@@ -1,6 +1,25 @@
-"""Fail the build at once if an example failed, hung, or silently did not run."""
+"""Fail the build at once if an example failed, hung, forked unsafely, or did not run.
 
+Examples run in the build's own process, one after another, as Sphinx-Gallery
+runs them. Three hooks make that process behave like ``python example.py``
+on a machine with GPUs, even on one without:
+
+* :func:`run_as_script` gives the example's module the file's path as
+  ``__file__`` and no ``__spec__``, as Python gives a script, so that a
+  launcher's fork server (or spawned processes) can import it again.
+* :func:`arm_timeout` stops an example that runs past ``example_timeout``.
+* :func:`guard_forks` refuses, while an example runs, to fork the build's
+  process once CUDA is initialised or a backward pass has run in it. On a
+  machine with GPUs either makes the copy unusable ("Cannot re-initialize
+  CUDA in forked subprocess"; "Unable to handle autograd's threading in
+  combination with fork-based multiprocessing"); without GPUs nothing
+  fails, so only this guard lets a CPU build notice.
+"""
+
+import functools
+import re
 import signal
+import sys
 from pathlib import Path
 
 from sphinx.errors import ExtensionError
@@ -8,21 +27,99 @@ from sphinx.errors import ExtensionError
 from .gallery_reuse import gallery_dirs
 
 _config = {"timeout": 300.0}
+_state = {"example": None, "autograd": False, "audit_hook": False}
+_USES_TORCH = re.compile(r"^\s*(?:import|from)\s+torch\b", re.MULTILINE)
 
 
 class ExampleTimeout(Exception):
     """Raised inside an example that ran past ``example_timeout`` seconds."""
 
 
+def run_as_script(gallery_conf, script_vars):
+    """Sphinx-Gallery ``reset_argv`` hook: run the example as ``python example.py`` would.
+
+    Sphinx-Gallery's module for the example has a spec named ``__main__`` and
+    no file; with them, a process started by the fork server or by spawn
+    could not import the example's functions again. Also guards the
+    example's forks (:func:`guard_forks`). No arguments are passed.
+    """
+    source = Path(script_vars["src_file"])
+    script_vars["example_globals"].update(__file__=str(source), __spec__=None)
+    guard_forks(source.name, source.read_text("utf-8"))
+    return []
+
+
+def fork_hazard():
+    """Why a copy of this process could not use a GPU, or None."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        return "CUDA was initialised in it"
+    if _state["autograd"]:
+        return "a backward pass ran in it"
+    return None
+
+
+def _refuse_unsafe_fork(event, args):
+    """Audit hook: while an example runs, ``os.fork`` raises if the copy would be unusable."""
+    if event in ("os.fork", "os.forkpty") and _state["example"]:
+        why = fork_hazard()
+        if why:
+            raise RuntimeError(
+                f"{_state['example']} forked the build's process after {why}; on a machine"
+                " with GPUs the copy could not use CUDA or run a backward pass. Start"
+                " processes that do not copy this one (a fork server, spawn) instead"
+            )
+
+
+def _note_backward(function):
+    """``function`` (torch.autograd's backward or grad), noting that autograd ran."""
+
+    @functools.wraps(function)
+    def noted(*args, **kwargs):
+        _state["autograd"] = True
+        return function(*args, **kwargs)
+
+    noted.dp_noted = True
+    return noted
+
+
+def guard_forks(name, source=None):
+    """Watch this process for forks after CUDA or autograd started, while *name* runs.
+
+    *source*, the example's text, says whether it will use torch: only then is
+    torch imported here, to note its backward passes from the first one.
+    """
+    if not _state["audit_hook"]:
+        sys.addaudithook(_refuse_unsafe_fork)  # for the life of the process
+        _state["audit_hook"] = True
+    if "torch" in sys.modules or (source is not None and _USES_TORCH.search(source)):
+        import torch.autograd  # noqa: PLC0415  (only for examples that use torch)
+
+        for attribute in ("backward", "grad"):
+            function = getattr(torch.autograd, attribute)
+            if not getattr(function, "dp_noted", False):
+                setattr(torch.autograd, attribute, _note_backward(function))
+    _state["example"] = name
+
+
+def stop_guarding():
+    """End the watch :func:`guard_forks` started (the audit hook stays, idle)."""
+    _state["example"] = None
+
+
 def arm_timeout(gallery_conf, fname, when):
     """Sphinx-Gallery ``reset_modules`` hook: start or stop the example's alarm."""
-    if fname is None or not hasattr(signal, "SIGALRM"):
+    if fname is None:
         return
     if when == "after":
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        stop_guarding()  # the fork guard's watch ends with the example
+        if hasattr(signal, "SIGALRM"):
+            signal.setitimer(signal.ITIMER_REAL, 0)
         return
-    limit = _config["timeout"]
+    if not hasattr(signal, "SIGALRM"):
+        return
     name = Path(fname).name
+    limit = _config["timeout"]
 
     def on_alarm(signum, frame):
         raise ExampleTimeout(
@@ -63,4 +160,4 @@ def setup(app):
     # Sphinx-Gallery generates its pages at builder-inited, priority 500, and
     # reproducible_zips.py rewrites its zips at 850: the gallery is complete.
     app.connect("builder-inited", check_examples, priority=900)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

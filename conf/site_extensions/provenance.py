@@ -7,11 +7,13 @@ recording made by ``make outputs`` carries those facts; a page that shows
 recorded output (recordings.py) takes them from it.
 
 Each result block of a tutorial starts with a header line the example prints
-(see :data:`HEADERS`): ``# 8 × NVIDIA H200 (real nn.DataParallel)``, ``# 8 GPUs
-emulated on CPU`` or ``# 8 processes on the CPU (gloo)``. Above every such
-block this extension puts one sentence in the reader's language, made from
-the header and the execution record, for example "8 × NVIDIA H200, real
-nn.DataParallel; recorded 2026-12-01 from commit abc1234 with PyTorch 2.13.0".
+(result_headers.py): ``# 8 × NVIDIA H200 (real nn.DataParallel)``, ``# 8 GPUs
+emulated on CPU``, ``# 2 processes on 2 × NVIDIA H200 (nccl)`` or ``# 8
+processes on the CPU (gloo)``. Above every such block this extension puts one
+sentence in the reader's language, made from the header's kind and count and
+the execution record, for example "8 × NVIDIA H200, real nn.DataParallel;
+recorded 2026-12-01 from commit abc1234 with PyTorch 2.13.0". The GPUs it
+names are those of the record, never the header's words.
 The sentences are interface strings: they are extracted into sphinx.pot and
 translated in locale/<lang>/LC_MESSAGES/sphinx.po.
 """
@@ -19,7 +21,6 @@ translated in locale/<lang>/LC_MESSAGES/sphinx.po.
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 import time
@@ -30,17 +31,12 @@ from docutils import nodes
 from sphinx.util import logging
 
 from site_extensions.interface_strings import _, offer
-from site_layout import ROOT
 from site_extensions.recordings import recorded_facts
+from site_extensions.result_headers import parse, unbacked
+from site_layout import ROOT
 
 logger = logging.getLogger(__name__)
 
-# The header lines the examples print first in each result block.
-HEADERS = {
-    "real": re.compile(r"^# (?P<count>\d+) × (?P<model>.+) \(real nn\.DataParallel\)$"),
-    "emulated": re.compile(r"^# (?P<count>\d+) GPUs? emulated on CPU$"),
-    "processes": re.compile(r"^# (?P<count>\d+) process(?:es)? on the CPU \((?P<backend>\w+)\)$"),
-}
 # (kind, recorded) -> the sentence; placeholders are filled from the header and the record.
 SENTENCES = {
     ("real", True): "%(count)s × %(model)s, real nn.DataParallel; recorded %(date)s from "
@@ -51,6 +47,12 @@ SENTENCES = {
                         "%(commit)s with PyTorch %(torch)s.",
     ("emulated", False): "%(count)s × GPU emulated on the CPU, run while this page was built, "
                          "with PyTorch %(torch)s.",
+    ("gpu_processes", True): "%(count)s × process, each on its own %(model)s, with nccl; "
+                             "recorded %(date)s from commit %(commit)s with PyTorch %(torch)s, "
+                             "CUDA %(cuda)s, driver %(driver)s.",
+    ("gpu_processes", False): "%(count)s × process, each on its own %(model)s, with nccl, run "
+                              "while this page was built, with PyTorch %(torch)s, CUDA %(cuda)s, "
+                              "driver %(driver)s.",
     ("processes", True): "%(count)s × process on the CPU with %(backend)s; recorded %(date)s "
                          "from commit %(commit)s with PyTorch %(torch)s.",
     ("processes", False): "%(count)s × process on the CPU with %(backend)s, run while this "
@@ -122,14 +124,19 @@ def record(gallery_conf, fname, when):
 
 
 def sentence(header, facts, recorded):
-    """The provenance sentence for a result whose first line is *header*, or None."""
-    for kind, pattern in HEADERS.items():
-        match = pattern.match(header)
-        if match:
-            break
-    else:
+    """The provenance sentence for a result whose first line is *header*, or None.
+
+    None too for a header that claims GPUs *facts* do not list: recordings.py
+    refuses such a recording, and this machine's own facts list its GPUs.
+    """
+    found = parse(header)
+    if found is None or unbacked(*found, facts):
         return None
-    values = {**{key: value or "?" for key, value in facts.items()}, **match.groupdict()}
+    kind, fields = found
+    if "model" in fields:  # the GPUs the record lists, not the header's words
+        gpus = facts["gpus"][: int(fields["count"])]
+        fields["model"] = ", ".join(sorted(set(gpus)))
+    values = {**{key: value or "?" for key, value in facts.items()}, **fields}
     english = SENTENCES[kind, recorded]
     try:
         return _(english) % values
