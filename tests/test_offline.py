@@ -62,29 +62,20 @@ def page_titles(site, lang):
     return [page_title(site, lang, page) for page in PAGES]
 
 
-def gpu_results(example):
-    """Return ``[(heading, output lines)]`` of the example's GPU-tabs section, in order.
+def gpu_results(example, lang):
+    """Return ``[(tab label, output lines)]`` of the example's GPU tabs, in order.
 
-    Read from the executed gallery page: each subsection of the section marked
-    ``gpu-tabs`` (one per GPU or process count) and the outputs printed in it.
+    Read from the built page of *lang*, which shows what the PDF shows: this
+    build's own output, or a committed recording's where one matches.
     """
-    lines = (ROOT / "docs" / "auto_examples" / f"{example}.rst").read_text("utf-8").splitlines()
-    start = lines.index(".. rst-class:: gpu-tabs")
-    results, i = [], start + 1
-    while i < len(lines) - 1:
-        line, under = lines[i], lines[i + 1]
-        if line.strip() and under and set(under) == {"^"}:
-            results.append((line, []))
-        elif line.strip() and under and set(under) == {"-"} and i > start + 3 and results:
-            break  # the next top-level section
-        elif line == ".. rst-class:: sphx-glr-script-out" and results:
-            i += 4  # blank, " .. code-block:: none", blank
-            while i < len(lines) and (not lines[i].strip() or lines[i].startswith("    ")):
-                if lines[i].strip():
-                    results[-1][1].append(lines[i][4:])
-                i += 1
-            continue
-        i += 1
+    page = ROOT / "_build" / "html" / lang / "auto_examples" / f"{example}.html"
+    tabs = BeautifulSoup(page.read_text("utf-8"), "html.parser").select_one(".gpu-tab-set")
+    results = []
+    for label in tabs.find_all("label", class_="sd-tab-label", recursive=False):
+        content = label.find_next_sibling("div", class_="sd-tab-content")
+        lines = [line for pre in content.select(".sphx-glr-script-out pre")
+                 for line in pre.get_text().splitlines() if line.strip()]  # fmt: skip
+        results.append((label.get_text().strip(), lines))
     return results
 
 
@@ -120,7 +111,7 @@ def test_pdf_has_the_translated_titles_and_interface(offline, site, lang):
 def test_pdf_shows_every_gpu_count_in_order(offline, lang, example):
     """The tabs become sections one after another; all 8-GPU output lines are there."""
     text = squeeze(pdf_text(offline["pdf", lang]))
-    results = gpu_results(example)
+    results = gpu_results(example, lang)
     assert [heading.split()[0] for heading, _ in results] == ["1", "2", "3", "8"]
     position = 0
     for heading, output in results:
@@ -214,7 +205,7 @@ def test_pdf_lines_stay_on_the_page(offline, lang):
 def test_pdf_results_page_renders(offline, lang):
     """Render the page with the 8-GPU results to PNG (kept under _build/screenshots)."""
     pages = pdf_text(offline["pdf", lang]).split("\f")
-    label = gpu_results("plot_01_dataparallel")[-1][1][0]
+    label = gpu_results("plot_01_dataparallel", lang)[-1][1][0]
     number = next(i for i, page in enumerate(pages, 1) if squeeze(label) in squeeze(page))
     SHOTS.mkdir(parents=True, exist_ok=True)
     stem = SHOTS / f"offline-{lang}-page-{number}"
@@ -264,7 +255,7 @@ def test_epub_is_a_valid_package_with_the_titles(offline, site, lang):
     assert "language-switcher" not in tutorial and "bilingual-en" not in tutorial
     assert "sd-tab" not in tutorial  # the GPU results are sections, one after another
     assert "sphx-glr-footer" not in tutorial  # no download buttons without downloads
-    for line in gpu_results("plot_01_dataparallel")[-1][1]:
+    for line in gpu_results("plot_01_dataparallel", lang.sphinx)[-1][1]:
         assert squeeze(line) in text, line
 
 

@@ -15,6 +15,7 @@ import base64
 import hashlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tracemalloc
@@ -27,7 +28,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from site_build.outputs import NotPublished, OutputsError, fetch, published, shard_of
 from conftest import ROOT, mini_copy, one_worker_at_a_time, outside_env
-from site_extensions.recordings import MAX_FILE, choose, sign, trusted_keys, verified
+from site_extensions.recordings import (MAX_FILE, choose, code_digest, committed, sign,
+                                       trusted_keys, verified)  # fmt: skip
 
 FIXTURES = Path(__file__).parent / "fixtures" / "recordings"
 KEY = FIXTURES / "test-only-key.pem"
@@ -145,11 +147,11 @@ def recorder(tmp_path_factory):
 def check_recording(path, project, keys=FIXTURES / "test-only-key.pub"):
     """Assert that *path* is a recording of *project*'s examples, each cell's text, signed."""
     import torch
-    from sphinx_gallery.utils import get_md5sum
 
     recording = verified(path, trusted_keys(keys))
+    assert recording["format"] == 3
     for name, example in recording["examples"].items():
-        assert example["md5"] == get_md5sum(project / "examples" / name, mode="t")
+        assert example["code"] == code_digest(project / "examples" / name)
         assert all(cell is None or isinstance(cell, str) for cell in example["cells"])
         facts = example["executed"]
         assert facts["torch"] == torch.__version__ and facts["date"] == "2023-11-14"
@@ -169,19 +171,25 @@ def test_a_recording_is_what_each_cell_printed_and_its_provenance_signed(recorde
 
 
 def test_a_shard_of_the_real_examples_records_their_results(tmp_path):
-    """Shard 1/5 is plot_01: its result blocks, each under its header, as the page shows them."""
+    """A shard of one example, plot_01: its result blocks, each under its header, as the page shows them."""
+    import torch
+
+    names = sorted(p.name for p in (ROOT / "examples").glob("plot_*.py"))
+    shard = f"{names.index('plot_01_dataparallel.py') + 1}/{len(names)}"  # plot_01 alone
     out = tmp_path / "plot_01.json"
     with one_worker_at_a_time(sources=False):  # make outputs copies the checkout
-        log = record(ROOT, out, "SHARD=1/5")
+        log = record(ROOT, out, f"SHARD={shard}")
     assert "executing 1 example(s): plot_01_dataparallel.py" in log
     recording = check_recording(out, ROOT)
     assert set(recording["examples"]) == {"plot_01_dataparallel.py"}
     headers = [c.split("\n", 1)[0] for c in cells(recording, "plot_01_dataparallel.py")
                if c and c.startswith("# ")]  # fmt: skip
-    import torch
-
-    assert headers[-4:] == [f"# {n} GPU{'s' * (n > 1)} emulated on CPU" for n in (1, 2, 3, 8)] \
-        or torch.cuda.device_count() > 0  # fmt: skip
+    gpus = torch.cuda.device_count()
+    name = torch.cuda.get_device_name(0) if gpus else None
+    assert headers[-4:] == [  # real nn.DataParallel for the counts this machine has
+        f"# {n} × {name} (real nn.DataParallel)" if gpus >= n
+        else f"# {n} GPU{'s' * (n > 1)} emulated on CPU" for n in (1, 2, 3, 8)
+    ]
 
 
 def another_key(tmp_path):
@@ -217,8 +225,16 @@ REFUSED = {
                    and tmp / "plain.json", "not a signed recording made by make outputs"),
     "oversized": (oversized, "larger than 8 MiB"),
     "stale": (lambda r, tmp: resigned(r, tmp / "stale.json", change=lambda c: c["examples"][
-        "plot_01_tiny.py"].update(md5="0" * 32)),
-        "plot_01_tiny.py: its source changed since it was recorded"),
+        "plot_01_tiny.py"].update(code="0" * 64)),
+        "plot_01_tiny.py: its code changed since it was recorded"),
+    "real GPUs its facts deny": (lambda r, tmp: resigned(r, tmp / "deny.json", change=lambda c: cells(
+        c).__setitem__(2, f"# 8 × {GPU} (real nn.DataParallel)\nloss 0.25")),
+        f"{RESULTS}: a result's header claims GPUs its facts deny (it claims 8 GPU(s), its facts"
+        " list 0)"),
+    "a GPU per process its facts deny": (lambda r, tmp: resigned(r, tmp / "nccl.json", change=lambda c: (
+        cells(c).__setitem__(1, f"# 2 processes on 2 × {GPU} (nccl)\nloss 0.40"),
+        c["examples"][RESULTS]["executed"].update(gpus=["NVIDIA T4", "NVIDIA T4"]))),
+        "its facts list ['NVIDIA T4']"),
     "cells not text": (lambda r, tmp: resigned(r, tmp / "cells.json", change=lambda c: cells(c)
                        .__setitem__(0, {"html": "<b>x</b>"})), "its cells are not text"),
     "markup in provenance": (lambda r, tmp: resigned(r, tmp / "facts.json", change=lambda c: c[
@@ -243,11 +259,70 @@ def test_a_recording_the_build_cannot_trust_is_refused_in_one_line(recorder, tmp
     refusals = [line for line in report if "not used" in line]
     assert len(refusals) == 1 and reason in refusals[0], report
     if case in ("stale", "cells not text", "markup in provenance", "unknown fact",
-                "a path for a name"):  # fmt: skip
+                "a path for a name", "real GPUs its facts deny",
+                "a GPU per process its facts deny"):  # fmt: skip
         assert len(chosen) == (EXAMPLES if case == "a path for a name" else EXAMPLES - 1)  # the others are used
     else:
         assert chosen == {}
     assert "\n" not in refusals[0]
+
+
+def test_a_recording_holds_while_only_the_prose_changes(recorder, tmp_path):
+    """Format 3 ties a recording to the example's code cells: prose edits keep it, code edits do not."""
+    _, project, path = recorder
+    keys = trusted_keys(project / "conf" / "recording-keys.txt")
+    examples = tmp_path / "examples"
+    shutil.copytree(project / "examples", examples)
+    source = examples / RESULTS
+    source.write_text(RESULTS_EXAMPLE.replace("On two.", "On two GPUs, a longer sentence."))
+    chosen, report = choose([str(path)], examples, keys)
+    assert RESULTS in chosen, report
+    source.write_text(RESULTS_EXAMPLE.replace('print("loss 0.40")', 'print("loss 0.41")'))
+    chosen, report = choose([str(path)], examples, keys)
+    assert RESULTS not in chosen
+    assert [line for line in report if f"{RESULTS}: its code changed since it was recorded" in line]
+
+
+def test_a_format_2_recording_holds_only_while_the_whole_file_is_unchanged(recorder, tmp_path):
+    """Recordings made before format 3 hold Sphinx-Gallery's checksum of the whole file."""
+    from sphinx_gallery.utils import get_md5sum
+
+    _, project, path = recorder
+    keys = trusted_keys(project / "conf" / "recording-keys.txt")
+    examples = tmp_path / "examples"
+    shutil.copytree(project / "examples", examples)
+
+    def as_format_2(recording):
+        recording["format"] = 2
+        for name, example in recording["examples"].items():
+            example["md5"] = get_md5sum(examples / name, mode="t")
+            del example["code"]
+
+    old = resigned(contents(path), tmp_path / "format-2.json", change=as_format_2)
+    assert RESULTS in choose([str(old)], examples, keys)[0]
+    (examples / RESULTS).write_text(RESULTS_EXAMPLE.replace("On two.", "On two GPUs."))
+    chosen, report = choose([str(old)], examples, keys)
+    assert RESULTS not in chosen
+    assert [line for line in report if f"{RESULTS}: its source changed since it was recorded" in line]
+
+
+def test_every_committed_recording_is_signed_current_and_shown_by_default(site):
+    """The reviewed GPU recordings in conf/recordings/: the default build shows them."""
+    paths = committed()
+    assert paths, "conf/recordings/ holds the first GPU run's recordings"
+    chosen, report = choose(paths, ROOT / "examples")
+    refused = [line for line in report if "not used" in line]
+    assert not refused, "a committed recording went stale: record it again, or remove it"
+    for name, (recorded_cells, facts) in chosen.items():
+        page = ROOT / "_build/html/en/auto_examples" / f"{name[:-3]}.html"
+        soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
+        shown = [pre.get_text().rstrip("\n") for pre in soup.select(".sphx-glr-script-out pre")]
+        assert shown == [cell for cell in recorded_cells if cell is not None], name
+        recorded = f"recorded {facts['date']} from commit {facts['commit']} with PyTorch {facts['torch']}"
+        assert all(recorded in note for note in notes(ROOT, "en", page.relative_to(
+            ROOT / "_build/html/en").as_posix())), name  # fmt: skip
+    assert any("1 × NVIDIA H200, real nn.DataParallel; recorded 2026-12-04 from commit e2a3648"
+               in note for note in notes(ROOT, "en", "auto_examples/plot_01_dataparallel.html"))  # fmt: skip
 
 
 def test_no_trusted_key_refuses_every_recording(recorder):

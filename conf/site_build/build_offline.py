@@ -159,8 +159,7 @@ def build_local(fmt, langs, outputs=()):
     *outputs* are the recordings the HTML build was given: the copies show the same output.
     """
     langs = select(langs)
-    if outputs:
-        use_recordings(outputs)
+    use_recordings(outputs)
     stamps = BUILD / "stamps"
     stamps.mkdir(parents=True, exist_ok=True)
     todo = {}  # language: the digest of its inputs, for those whose last good copy is older

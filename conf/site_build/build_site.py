@@ -187,24 +187,29 @@ def write_root_index(outdir):
 RECORDINGS = []
 
 
-def use_recordings(sources, fetched=()):
-    """Fetch recorded example output (make html OUTPUTS=...) and say what of it is used.
+def use_recordings(sources=(), fetched=()):
+    """Fetch recorded example output and say what of it is used.
 
-    *fetched* are (source, local copy) pairs already downloaded. A recording
-    that cannot be read, is not signed by a trusted key, or does not match an
-    example's source is not used, saying why in one line; that example's page
-    shows this build's own output (recordings.py).
+    The recordings committed in ``conf/recordings/`` come first, then
+    *sources* (``make html OUTPUTS=...``), then *fetched*, (source, local
+    copy) pairs already downloaded; a later one wins for the same example. A
+    recording that cannot be read, is not signed by a trusted key, or does
+    not match an example's code is not used, saying why in one line; that
+    example's page shows this build's own output (recordings.py).
     """
     from site_build.outputs import OutputsError, fetch
-    from site_extensions.recordings import choose
+    from site_extensions.recordings import choose, committed
 
-    labels = {str(copy): source for source, copy in fetched}
-    for source in sources:
+    labels = {}
+    mine = [Path(path).relative_to(ROOT).as_posix() for path in committed()]
+    for source in [*mine, *sources]:
         try:
-            labels[str(fetch(source, BUILD / "recordings"))] = source
+            labels[str(fetch(str(ROOT / source) if source in mine else source,
+                             BUILD / "recordings"))] = source  # fmt: skip
         except OutputsError as err:
             print(f"--- recording not used: {err} ---", flush=True)
-    RECORDINGS.extend(labels)
+    labels.update((str(copy), source) for source, copy in fetched)
+    RECORDINGS[:] = labels
     _, report = choose(list(labels), EXAMPLES, labels=labels)
     for line in report:
         print(f"--- {line} ---", flush=True)
@@ -220,8 +225,7 @@ def build_local(langs, outputs=()):
     outdir.mkdir(parents=True, exist_ok=True)
     stamps = BUILD / "stamps"
     stamps.mkdir(parents=True, exist_ok=True)
-    if outputs:
-        use_recordings(outputs)
+    use_recordings(outputs)
     todo = []
     for lang in langs:
         stamp = stamps / f"{lang}.sha256"
@@ -303,6 +307,7 @@ def readthedocs_recordings():
     """
     templates = os.environ.get("DP_OUTPUTS_URL", "")
     if not templates:
+        use_recordings()  # the committed ones
         return
     from site_build.outputs import OutputsError, published
 
@@ -311,11 +316,10 @@ def readthedocs_recordings():
         found = published(templates, commit, BUILD / "recordings")
     except OutputsError as err:
         print(f"--- recording not used: {err} ---", flush=True)
-        return
+        found = None
     if found is None:
-        print("--- no published recording: the examples' own output is shown ---", flush=True)
-    else:
-        use_recordings([], fetched=[found])
+        print("--- no published recording for this commit ---", flush=True)
+    use_recordings(fetched=[found] if found else [])
 
 
 def readthedocs_target():

@@ -1,15 +1,19 @@
 """Execute the examples once, anywhere; record what they printed, signed (make outputs).
 
 Usage:
-    python conf/site_build/outputs.py record --key KEY.pem [--shard K/N] [--out FILE]   make outputs
+    python conf/site_build/outputs.py record [--key KEY.pem] [--shard K/N] [--out FILE]   make outputs
+    python conf/site_build/outputs.py sign --key KEY.pem FILE        sign an unsigned recording
     python conf/site_build/outputs.py keygen KEY.pem                 a new signing key (maintainers)
 
 ``record`` executes the examples (every one, or shard K of N) in a scratch copy
 of this checkout, on this machine, and writes one JSON file: for each example
-the checksum of the source it ran, the text each code cell printed, and how
+the checksum of the code it ran (its code cells, not its prose), the text each code cell printed, and how
 it was produced (conf/site_extensions/provenance.py's facts: real or emulated GPUs,
 device names, driver, CUDA, PyTorch and Python versions, commit, date),
-signed with the Ed25519 key *KEY.pem*. A build uses it only where
+signed with the Ed25519 key *KEY.pem*; without ``--key`` the recording is
+written unsigned, for ``sign`` to sign elsewhere (the GPU workflow records on
+its GPU runner and signs on another machine, the only one that sees the key),
+and no build uses it until then. A build uses a signed one only where
 conf/site_extensions/recordings.py says so: signed by a key of
 ``conf/recording-keys.txt``, matching the example's current source, within
 size limits. Figures, pages and downloads always come from the build's own
@@ -43,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages
 from site_build.checkout_lock import outside_env  # noqa: E402
 from site_build.project_copy import copy_project  # noqa: E402
 from site_layout import BUILD, ROOT  # noqa: E402
-from site_extensions.recordings import FORMAT, MAX_FILE, sign  # noqa: E402
+from site_extensions.recordings import FORMAT, MAX_FILE, code_digest, sign  # noqa: E402
 
 
 class OutputsError(Exception):
@@ -52,13 +56,6 @@ class OutputsError(Exception):
 
 class NotPublished(OutputsError):
     """A URL that answers, but has no recording (HTTP 404)."""
-
-
-def md5(source):
-    """Sphinx-Gallery's checksum of an example, the one it compares before executing."""
-    from sphinx_gallery.utils import get_md5sum
-
-    return get_md5sum(source, mode="t")
 
 
 def shard_of(examples, shard):
@@ -82,9 +79,12 @@ def source_commit():
     return head + ("+changes" if dirty else "")
 
 
-def record(out, key, shard=None):
-    """Execute the examples of *shard* in a scratch copy; write the signed recording to *out*."""
-    if not Path(key).is_file():
+def record(out, key=None, shard=None):
+    """Execute the examples of *shard* in a scratch copy; write the recording to *out*.
+
+    Signed with the private key *key*, or unsigned (plain JSON) without one.
+    """
+    if key is not None and not Path(key).is_file():
         raise ValueError(f"{key}: no signing key (make outputs KEY=path; README, 'Recordings')")
     names = shard_of([p.name for p in (ROOT / "examples").glob("*.py")], shard)
     commit = source_commit()
@@ -116,16 +116,37 @@ def record(out, key, shard=None):
                 print(f"error: {name} did not run", file=sys.stderr)
                 return 1
             recording["examples"][name] = {
-                "md5": md5(project / "examples" / name),
+                "code": code_digest(project / "examples" / name),
                 "cells": printed[name],
                 "executed": json.loads(facts_file.read_text("utf-8")),
             }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    partial.write_text(sign(recording, key), "utf-8")
-    partial.replace(out)
+    text = sign(recording, key) if key else json.dumps(recording, indent=1, ensure_ascii=False)
+    write_atomically(out, text)
     seconds = time.monotonic() - start
     print(f"wrote {out} ({out.stat().st_size // 1024} KiB) in {seconds:.0f} s", flush=True)
+    return 0
+
+
+def write_atomically(out, text):
+    """Write *text* to *out* whole or not at all."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    partial.write_text(text, "utf-8")
+    partial.replace(out)
+
+
+def sign_file(path, key):
+    """Sign the unsigned recording *path* (``record`` without a key) in place with *key*."""
+    if not Path(key).is_file():
+        raise ValueError(f"{key}: no signing key")
+    try:
+        recording = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{path}: not a recording ({err})") from None
+    if not isinstance(recording, dict) or recording.get("format") != FORMAT or "signature" in recording:
+        raise ValueError(f"{path}: not an unsigned recording of format {FORMAT}")
+    write_atomically(Path(path), sign(recording, key))
+    print(f"signed {path}", flush=True)
     return 0
 
 
@@ -198,15 +219,21 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     rec = commands.add_parser("record", help="execute the examples and record their output")
-    rec.add_argument("--key", type=Path, required=True, help="the Ed25519 private key (PEM)")
+    rec.add_argument("--key", type=Path, default=None,
+                     help="the Ed25519 private key (PEM); without it, an unsigned recording")
     rec.add_argument("--shard", default=None, help="K/N: execute every N-th example from K")
     rec.add_argument("--out", type=Path, default=BUILD / "outputs.json")
+    signing = commands.add_parser("sign", help="sign an unsigned recording in place")
+    signing.add_argument("--key", type=Path, required=True, help="the Ed25519 private key (PEM)")
+    signing.add_argument("file", type=Path)
     gen = commands.add_parser("keygen", help="write a new signing key; print its public line")
     gen.add_argument("private", type=Path)
     args = parser.parse_args(argv)
     try:
         if args.command == "keygen":
             return keygen(args.private)
+        if args.command == "sign":
+            return sign_file(args.file, args.key)
         return record(args.out.resolve(), args.key, args.shard or None)
     except ValueError as err:
         parser.error(str(err))

@@ -13,37 +13,69 @@ whose recording
 * is signed by a key of ``conf/recording-keys.txt`` (a recording cannot vouch
   for itself: the key is not in it),
 * is well formed and within the size limits below,
-* was made from the example's current source (Sphinx-Gallery's checksum)
-  and has one entry per code cell of this build's page.
+* was made from the example's current code (:func:`code_digest`: the code
+  cells only, so an edit to the prose keeps it valid; recordings of format
+  2, made before 2026-12-05, hold Sphinx-Gallery's checksum of the whole
+  file, and any edit makes them stale) and has one entry per code cell of
+  this build's page,
+* claims, in the header line of each result, no GPU its signed facts do not
+  list (result_headers.py).
 
 Otherwise the build says why in one line and shows its own output. The
 recorded text becomes text nodes: it is shown as it is, never parsed as reST
-or HTML. Nothing is installed anywhere: a build without recordings uses none.
+or HTML. Every build uses the recordings committed in ``conf/recordings/``,
+then those it is given, a later one winning for the same example.
 """
 
 import base64
 import binascii
+import hashlib
 import json
 from pathlib import Path
 
 from docutils import nodes
 from sphinx.util import logging
+from sphinx_gallery.py_source_parser import split_code_and_text_blocks
+from sphinx_gallery.utils import get_md5sum
 
+from site_extensions.result_headers import parse, unbacked
 from site_layout import CONF
 
 logger = logging.getLogger(__name__)
 
-FORMAT = 2
+FORMAT = 3  # what make outputs writes; 2 is still read (whole-file checksum)
+SOURCE_CHECKS = {2: "md5", 3: "code"}  # format -> the entry's key that ties it to the source
 MAX_FILE = 8 * 2**20  # bytes of a recording file
 MAX_CELL = 2**20  # characters one cell may have printed
 MAX_CELLS = 500  # code cells of one example
 MAX_FACT = 200  # characters of one provenance fact
 FACTS = {"date", "commit", "torch", "python", "cuda", "driver", "gpus"}
 KEYS_FILE = CONF / "recording-keys.txt"
+COMMITTED = CONF / "recordings"  # reviewed recordings every build uses (README, "Recordings")
 
 
 class RecordingRefused(Exception):
     """A recording, or its entry for one example, that this build does not use."""
+
+
+def committed():
+    """The recordings committed in ``conf/recordings/``, in name order."""
+    return sorted(str(path) for path in COMMITTED.glob("*.json"))
+
+
+def code_digest(source):
+    """SHA-256 of an example's code cells, in order: what its output depends on, not its prose."""
+    _, blocks = split_code_and_text_blocks(str(source))[:2]
+    digest = hashlib.sha256()
+    for block in blocks:
+        if block.type == "code":
+            digest.update(block.content.encode() + b"\0")
+    return digest.hexdigest()
+
+
+def source_check(fmt, source):
+    """The value a recording of format *fmt* must hold for *source* to be current."""
+    return get_md5sum(source, mode="t") if fmt == 2 else code_digest(source)
 
 
 def trusted_keys(path=KEYS_FILE):
@@ -94,17 +126,18 @@ def verified(path, keys):
     else:
         raise RecordingRefused("its signature is not from a trusted key")
     recording = json.loads(text)
-    if not isinstance(recording, dict) or recording.get("format") != FORMAT:
-        raise RecordingRefused(f"not a recording of format {FORMAT}")
+    if not isinstance(recording, dict) or recording.get("format") not in SOURCE_CHECKS:
+        raise RecordingRefused(f"not a recording of format {' or '.join(map(str, SOURCE_CHECKS))}")
     if not isinstance(recording.get("examples"), dict):
         raise RecordingRefused("it lists no examples")
     return recording
 
 
-def _checked(name, example):
-    """Return (md5, cells, facts) of a recording's *example* entry if well formed."""
-    md5, cells, facts = example.get("md5"), example.get("cells"), example.get("executed")
-    if not isinstance(md5, str) or not isinstance(cells, list) or not isinstance(facts, dict):
+def _checked(name, example, fmt):
+    """Return (source check, cells, facts) of a recording's *example* entry if well formed."""
+    check, cells = example.get(SOURCE_CHECKS[fmt]), example.get("cells")
+    facts = example.get("executed")
+    if not isinstance(check, str) or not isinstance(cells, list) or not isinstance(facts, dict):
         raise RecordingRefused(f"{name}: its entry is not well formed")
     if len(cells) > MAX_CELLS or any(
         cell is not None and (not isinstance(cell, str) or len(cell) > MAX_CELL) for cell in cells
@@ -119,18 +152,21 @@ def _checked(name, example):
         ):
             raise RecordingRefused(f"{name}: its provenance holds {key!r} as {value!r:.40}")
         kept[key] = value
-    return md5, cells, kept
+    for cell in cells:
+        found = parse(cell.split("\n", 1)[0]) if cell else None
+        why = found and unbacked(*found, kept)
+        if why:
+            raise RecordingRefused(f"{name}: a result's header claims GPUs its facts deny ({why})")
+    return check, cells, kept
 
 
 def choose(paths, examples_dir, keys=None, labels=None):
     """Return ({example file name: (cells, facts)}, report lines) for the recordings *paths*.
 
     Later recordings win for the same example (shards merge). An example whose
-    source changed since it was recorded is not chosen. The report names each
+    code changed since it was recorded is not chosen. The report names each
     recording by ``labels[path]`` (where it came from) if given.
     """
-    from sphinx_gallery.utils import get_md5sum
-
     keys = trusted_keys() if keys is None else keys
     chosen, report = {}, []
     for path in paths:
@@ -145,9 +181,10 @@ def choose(paths, examples_dir, keys=None, labels=None):
             try:
                 if Path(name).name != name or not source.is_file():
                     raise RecordingRefused(f"{name}: no such example here")
-                md5, cells, facts = _checked(name, example)
-                if md5 != get_md5sum(source, mode="t"):
-                    raise RecordingRefused(f"{name}: its source changed since it was recorded "
+                check, cells, facts = _checked(name, example, recording["format"])
+                if check != source_check(recording["format"], source):
+                    changed = "source" if recording["format"] == 2 else "code"
+                    raise RecordingRefused(f"{name}: its {changed} changed since it was recorded "
                                            f"(commit {facts.get('commit', '?')})")  # fmt: skip
             except RecordingRefused as why:
                 report.append(f"recording {label} not used for {why}; this build's output is shown")
