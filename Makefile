@@ -29,7 +29,7 @@ export DP_COMMAND := make $(or $(MAKECMDGOALS),help)
 
 .DEFAULT_GOAL := help
 .PHONY: help venv html pdf epub outputs gettext update-po prune-po format-po stat review \
-        review-diff check seed-zh_TW livehtml test bench stress clean
+        review-diff check seed-zh_TW livehtml test gpu-check bench stress clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -45,8 +45,8 @@ venv: $(VENV)/.installed ## Create .venv from requirements.txt (done by every ta
 html: $(VENV)/.installed ## Build LANGUAGES (default: all) into _build/html/<lang>/; OUTPUTS= recordings to use; VERBOSE=1 shows Sphinx's progress
 	$(PY) conf/site_build/build_site.py html $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
-outputs: $(VENV)/.installed ## Execute the examples (SHARD=K/N for one shard) here; record their output into OUT, signed with KEY
-	$(PY) conf/site_build/outputs.py record --key "$(KEY)" --shard $(SHARD) --out $(OUT)
+outputs: $(VENV)/.installed ## Execute the examples (SHARD=K/N for one shard) here; record their output into OUT, signed with KEY (unsigned without)
+	$(PY) conf/site_build/outputs.py record $(if $(KEY),--key "$(KEY)") --shard $(SHARD) --out $(OUT)
 
 pdf: html ## Build LANGUAGES' PDF into _build/pdf/<lang>/ (after html; runs no example)
 	$(PY) conf/site_build/build_offline.py pdf $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
@@ -86,6 +86,9 @@ livehtml: $(VENV)/.installed ## Live preview of one language (default zh_CN) at 
 
 test: $(VENV)/.installed ## Run the whole test suite (builds the site once), WORKERS at once (default: one per core)
 	$(PY) -m pytest -ra --numprocesses=$(WORKERS) --maxprocesses=4 --dist=loadfile tests
+
+gpu-check: $(VENV)/.installed ## On a machine with GPUs: the CUDA tests, every command the pages give, the build's run; report in _build/gpu-check/
+	$(PY) tests/gpu_check.py
 
 bench: $(VENV)/.installed ## Time fresh, partial and no-change builds and the live preview; print medians
 	$(PY) conf/site_build/bench.py
