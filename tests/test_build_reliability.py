@@ -110,6 +110,14 @@ def test_an_example_that_forks_after_a_backward_pass_fails_on_the_cpu_too(projec
     assert ("plot_99_forks.py forked the build's process after a backward pass ran in it;"
             " on a machine with GPUs the copy could not use CUDA or run a backward pass") in output
     assert_untouched(project, "en", before)
+    # After CUDA (as torch reports it), the same: a forked copy could not use it.
+    (project / "examples" / "plot_99_forks.py").write_text(FORKS_AFTER_BACKWARD.replace(
+        "torch.ones(1, requires_grad=True).sum().backward()",
+        "torch.cuda.is_initialized = lambda: True  # what plot_01 leaves on a GPU machine"))  # fmt: skip
+    result = build(project, "en")
+    assert result.returncode != 0
+    assert "plot_99_forks.py forked the build's process after CUDA was initialised in it" in (
+        result.stdout + result.stderr)  # fmt: skip
     # Started from a fork server, the same example runs: the guard is no blanket refusal.
     (project / "examples" / "plot_99_forks.py").write_text(FORK_SERVER)
     result = build(project, "en")
