@@ -11,12 +11,15 @@ by default the merge base with ``main``.
 """
 
 import difflib
+import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from site_layout import ROOT
-from translation.catalogs import CatalogError, english, language_catalogs, messages, parse, read
+from translation.catalogs import (
+    CatalogError, catalog_text, english, language_catalogs, messages, parse, read,
+)  # fmt: skip
 
 PAIRING = 0.6  # how alike two msgids must be to count as one sentence edited
 
@@ -260,10 +263,10 @@ def attach_findings(pages, problems):
 
     Return the problems that belong to no catalog under review (English sources).
     """
-    by_path = {page.path.resolve(): page for page in pages}
+    by_path = {_where(page.path): page for page in pages}
     outside = []
     for problem in problems:
-        page = by_path.get(Path(problem.path).resolve())
+        page = by_path.get(_where(problem.path))
         if page is None:
             outside.append(problem)
             continue
@@ -282,10 +285,10 @@ def keep_changed(problems, pages, unchanged):
     A problem on an unchanged entry, or anywhere in a catalog whose bytes are
     those of the base (the paths in *unchanged*), was there before the change.
     """
-    by_path = {page.path.resolve(): page for page in pages}
+    by_path = {_where(page.path): page for page in pages}
     kept = []
     for problem in problems:
-        path = Path(problem.path).resolve()
+        path = _where(problem.path)
         if path in unchanged:
             continue
         page = by_path.get(path)
@@ -339,10 +342,10 @@ def untranslated_elsewhere(problems, pages, locale_dir):
     from translation.checks.common import WARNING
 
     worked = translated_languages(pages, locale_dir)
-    by_path = {page.path.resolve(): page.lang for page in pages}
+    by_path = {_where(page.path): page.lang for page in pages}
     result = []
     for problem in problems:
-        lang = by_path.get(Path(problem.path).resolve())
+        lang = by_path.get(_where(problem.path))
         if problem.check == "completeness" and lang is not None and lang not in worked:
             problem = replace(problem, severity=WARNING, message=problem.message + (
                 f" (this change translates nothing into {lang}: left for its translators;"
@@ -351,14 +354,27 @@ def untranslated_elsewhere(problems, pages, locale_dir):
     return result
 
 
+def _where(path):
+    """*path* made absolute, a symbolic link left as the link (not where it points)."""
+    return Path(os.path.abspath(path))
+
+
+def _text_or_none(path):
+    """The text of the catalog *path*, or None if it is no catalog (a link, say)."""
+    try:
+        return catalog_text(path)
+    except CatalogError:
+        return None
+
+
 def unchanged_catalogs(commit, langs, locale_dir):
     """The working tree's catalogs of *langs* whose bytes are the same at *commit*."""
     same = set()
     for lang in langs:
         old = catalogs_at(commit, lang, locale_dir)
         for domain, path in language_catalogs(locale_dir, lang).items():
-            if old.get(domain) == path.read_text("utf-8"):
-                same.add(path.resolve())
+            if domain in old and old[domain] == _text_or_none(path):
+                same.add(_where(path))
     return same
 
 

@@ -23,7 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages
 from languages import select  # noqa: E402
 from site_layout import LOCALE  # noqa: E402
 from translation.catalog_diff import changed_parts  # noqa: E402
-from translation.catalogs import is_translated, language_catalogs, messages, msgstr_line, read  # noqa: E402
+from translation.catalogs import (  # noqa: E402
+    catalog_text, is_translated, language_catalogs, messages, msgstr_line, read,
+)  # fmt: skip
 from translation.progress import POT_DIR, Counts, ExtractionError, fresh_templates, language_counts, page_counts  # noqa: E402
 
 
@@ -94,7 +96,7 @@ def review(locale_dir, lang, color=False):
     todo = {"fuzzy": 0, "untranslated": 0}
     for path in language_catalogs(locale_dir, lang).values():
         shown = os.path.relpath(path)
-        lines = path.read_text("utf-8").split("\n")
+        lines = catalog_text(path).split("\n")
         for message in messages(read(path)):
             if is_translated(message):
                 continue

@@ -10,6 +10,11 @@ things Babel does not do are added here:
 * Strictness: Babel reads leniently (an unterminated string is taken as it
   is), so :func:`read` first checks every line as ``msgfmt`` reads it
   (:func:`line_problems`) and refuses the catalog at the first bad line.
+  A catalog is a plain file of at most :data:`MAX_SIZE` bytes
+  (:func:`catalog_text`): a symbolic link or a device under ``locale/``
+  is refused unread, so no other file's lines reach a log or a page, and
+  every line is matched in linear time (no pattern backtracks). A problem
+  names the line; it quotes no more of it than a keyword.
 * The old English of a fuzzy entry (``#| msgid``): Babel reads those lines
   as translator comments (python-babel/babel#206); :func:`read` turns them
   back into ``Message.previous_id``.
@@ -23,7 +28,9 @@ not kept: Babel has no place for them, and no page uses an obsolete entry.
 """
 
 import io
+import os
 import re
+import stat
 from pathlib import Path, PurePosixPath
 
 from babel.messages.catalog import Catalog  # noqa: F401  (for the callers that make one)
@@ -31,7 +38,10 @@ from babel.messages.pofile import PoFileError, normalize, read_po, unescape, wri
 
 WIDTH = 79
 UNSET_DATE = "YEAR-MO-DA HO:MI+ZONE"
-_STRING = r'"(?:[^"\\]|\\[\\"\'?abfnrtv]|\\[0-7]{1,3}|\\x[0-9a-fA-F]+)*"'
+MAX_SIZE = 4 * 2**20  # bytes of one catalog; this project's largest is about 100 KiB
+# One quoted string: possessive and atomic, so a line that does not match fails
+# at once instead of trying every way to split "\777\777..." (exponential).
+_STRING = r'"(?:[^"\\]++|\\(?>[\\"\'?abfnrtv]|[0-7]{1,3}+|x[0-9a-fA-F]++))*+"'
 _ENTRY_LINE = re.compile(
     rf"^(?:#~ ?)?(?:(?P<keyword>[a-z_]+(?:\[\d+\])?)\s+)?(?P<string>{_STRING})\s*$"
 )
@@ -62,10 +72,10 @@ def _bad_line(text):
     body = text[3:] if text.startswith("#~ ") else text
     keyword = body.split(None, 1)[0] if body.split() else ""
     if not body.startswith('"') and not re.fullmatch(r"[a-z_]+(\[\d+\])?", keyword):
-        return f"keyword {keyword!r} unknown"
+        return _unknown(keyword)
     if re.sub(r"\\.", "", body).count('"') % 2:
         return "end-of-line within string"
-    bad = re.search(r'(?<!\\)(?:\\\\)*(\\[^\\"\'?abfnrtv0-7x])', body)
+    bad = re.search(r'(?<!\\)(?:\\\\)*+(\\[^\\"\'?abfnrtv0-7x])', body)
     if bad:
         if bad[1] == "\\ ":
             return ("invalid control sequence '\\ ': inside a .po a backslash is written"
@@ -75,6 +85,13 @@ def _bad_line(text):
     if re.search(r'\\[^\\"\'?abfnrtv0-7x]', body):
         return "invalid control sequence"
     return "syntax error"
+
+
+def _unknown(keyword):
+    """Say that *keyword* is no keyword, quoting it only if it could be one (no file's secrets)."""
+    if re.fullmatch(r"[A-Za-z_][\w\[\]]{0,19}", keyword):
+        return f"keyword {keyword!r} unknown"
+    return "neither a comment nor a keyword with a quoted string"
 
 
 def line_problems(text):
@@ -94,7 +111,7 @@ def line_problems(text):
         part = "msgstr[]" if keyword and keyword.startswith("msgstr[") else keyword
         if not match or (keyword and part not in _PARTS):
             problems.append((number, _bad_line(stripped) if not match else
-                             f"keyword {keyword!r} unknown"))  # fmt: skip
+                             _unknown(keyword)))  # fmt: skip
             state, recovering = None, True  # one mistake, one report
             continue
         string = unescape(match["string"])
@@ -157,16 +174,41 @@ def _previous_ids(message):
             [previous["msgid_plural"]] if "msgid_plural" in previous else [])  # fmt: skip
 
 
+def catalog_text(path):
+    """The text of the catalog file *path*; CatalogError if it is no plain file of UTF-8 text.
+
+    A symbolic link, a device or a folder is refused without being opened
+    through (``O_NOFOLLOW``), and so is a file larger than :data:`MAX_SIZE`.
+    """
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
+    except OSError as err:
+        if Path(path).is_symlink():
+            raise CatalogError(0, "a symbolic link, not a catalog: catalogs are plain files"
+                               " under locale/") from None  # fmt: skip
+        raise CatalogError(0, f"cannot be opened ({err.strerror})") from None
+    with open(descriptor, "rb") as file:
+        status = os.fstat(file.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise CatalogError(0, "not a plain file (a device, a pipe or a folder)")
+        if status.st_size > MAX_SIZE:
+            raise CatalogError(0, f"larger than {MAX_SIZE // 2**20} MiB")
+        data = file.read(MAX_SIZE + 1)
+    if len(data) > MAX_SIZE:
+        raise CatalogError(0, f"larger than {MAX_SIZE // 2**20} MiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise CatalogError(1, f"not UTF-8: {err.reason}") from None
+
+
 def read(path, language=None):
     """Return the Babel Catalog of the file *path*; its language defaults to its folder's.
 
-    Raise CatalogError at the first line ``msgfmt`` would reject.
+    Raise CatalogError for a file that is no catalog (:func:`catalog_text`)
+    or at the first line ``msgfmt`` would reject.
     """
-    try:
-        text = Path(path).read_text("utf-8")
-    except UnicodeDecodeError as err:
-        raise CatalogError(1, f"not UTF-8: {err.reason}") from None
-    return parse(text, language or catalog_language(path))
+    return parse(catalog_text(path), language or catalog_language(path))
 
 
 def parse(text, language=None):
@@ -265,6 +307,26 @@ def msgstr_line(lines, message, at=""):
 
 
 def language_catalogs(locale_dir, lang):
-    """Map each catalog of *lang* under *locale_dir* (its domain, ``auto_examples/x``) to its path."""
+    """Map each catalog of *lang* under *locale_dir* (its domain, ``auto_examples/x``) to its path.
+
+    Symbolic links are listed too (a reader refuses them, naming them); a
+    linked folder is not entered.
+    """
     base = Path(locale_dir) / lang / "LC_MESSAGES"
-    return {p.relative_to(base).with_suffix("").as_posix(): p for p in sorted(base.rglob("*.po"))}
+    found = []
+    for folder, names, files in os.walk(base):  # does not follow linked folders
+        found += [Path(folder, name) for name in names + files
+                  if name.endswith(".po") and (name in files or Path(folder, name).is_symlink())]  # fmt: skip
+    return {p.relative_to(base).with_suffix("").as_posix(): p for p in sorted(found)}
+
+
+def strange_files(locale_dir):
+    """Every symbolic link, device, pipe or socket under *locale_dir*: none belongs there."""
+    found = []
+    for folder, names, files in os.walk(locale_dir):
+        for name in names + files:
+            path = Path(folder, name)
+            mode = path.lstat().st_mode
+            if stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                found.append(path)
+    return sorted(found)

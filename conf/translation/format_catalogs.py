@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from translation.catalog_report import catalog_languages  # noqa: E402
 from translation.catalogs import (  # noqa: E402
-    CatalogError, catalog_language, language_catalogs, messages, parse, text,
+    CatalogError, catalog_language, catalog_text, language_catalogs, messages, parse, text,
 )  # fmt: skip
 from translation.checks.canonical import first_difference  # noqa: E402
 from site_layout import LOCALE  # noqa: E402
@@ -41,7 +41,7 @@ def content(catalog):
 
 def format_catalog(path, check_only=False):
     """Rewrite *path* canonically; return "unchanged", "formatted" (or "would change")."""
-    ours = path.read_text("utf-8")
+    ours = catalog_text(path)
     language = catalog_language(path)
     catalog = parse(ours, language)
     canonical = text(catalog, language)

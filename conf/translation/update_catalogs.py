@@ -52,7 +52,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages
 from languages import select  # noqa: E402
 from site_layout import LOCALE, ROOT  # noqa: E402
 from translation.catalog_diff import ReviewError, git  # noqa: E402
-from translation.catalogs import Catalog, CatalogError, is_translated, messages, parse, read, text, write  # noqa: E402
+from translation.catalogs import (  # noqa: E402
+    Catalog, CatalogError, catalog_text, is_translated, messages, parse, read, text, write,
+)  # fmt: skip
 
 _CREATION_DATE = re.compile(r'^"POT-Creation-Date: .*\\n"\n', re.MULTILINE)
 
@@ -203,7 +205,7 @@ def merged(pot, po, lang, quiet=False):
         return new_catalog(english, po, lang)
     catalog = read(po, lang)
     before = None if quiet else committed(po)
-    if before and BABEL_FORM.search(po.read_text("utf-8")):
+    if before and BABEL_FORM.search(catalog_text(po)):
         restore_previous(catalog, before)
     for old_key, message in list(catalog.obsolete.items()):
         if english.get(*key(message)) is not None:  # its English came back: use it again
@@ -222,7 +224,7 @@ def merged(pot, po, lang, quiet=False):
 
 def merge(pot, po, lang):
     """Merge *pot* into *po*; return "created", "updated" or "unchanged"."""
-    old = po.read_text("utf-8") if po.exists() else None
+    old = catalog_text(po) if po.exists() else None
     new = text(merged(pot, po, lang), lang)
     if old is not None and _CREATION_DATE.sub("", old) == _CREATION_DATE.sub("", new):
         return "unchanged"

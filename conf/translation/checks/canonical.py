@@ -8,7 +8,7 @@ read is left to the ``syntax`` check.
 
 from pathlib import Path
 
-from translation.catalogs import CatalogError, catalog_language, parse, text
+from translation.catalogs import CatalogError, catalog_language, catalog_text, parse, text
 from translation.update_catalogs import BABEL_FORM
 
 from site_layout import LOCALE
@@ -31,7 +31,7 @@ def first_difference(ours, canonical):
 def check(po_path):
     """Yield one problem, at the first line that differs, if *po_path* is not canonical."""
     try:
-        ours = open(po_path, encoding="utf-8", newline="").read()
+        ours = catalog_text(po_path)
         language = catalog_language(po_path)
         canonical = text(parse(ours, language), language)
     except (OSError, UnicodeDecodeError, CatalogError):

@@ -18,7 +18,9 @@ from pathlib import Path
 from babel.messages.catalog import TranslationError
 from babel.messages.checkers import python_format
 
-from translation.catalogs import CatalogError, line_problems, messages, msgstr_line, parse
+from translation.catalogs import (
+    CatalogError, catalog_text, line_problems, messages, msgstr_line, parse,
+)  # fmt: skip
 
 from .common import Problem, shown
 
@@ -65,13 +67,9 @@ def committed_compiled(folder):
 def check(po_path):
     """Yield the problems that would make ``msgfmt -c`` reject *po_path*, at their line."""
     try:
-        with open(po_path, "rb") as stream:
-            text = stream.read().decode("utf-8")
-    except UnicodeDecodeError as err:
-        yield Problem(shown(po_path), 1, "syntax", f"not UTF-8: {err.reason}")
-        return
-    except OSError as err:
-        yield Problem(shown(po_path), 1, "syntax", f"cannot read the catalog: {err.strerror}")
+        text = catalog_text(po_path)
+    except CatalogError as err:
+        yield Problem(shown(po_path), err.line or 1, "syntax", str(err))
         return
     problems = line_problems(text)
     if not problems:
