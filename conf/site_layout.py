@@ -11,6 +11,7 @@ GALLERY = DOCS / GALLERY_NAME
 LOCALE = ROOT / "locale"
 GLOSSARY = LOCALE / "glossary.csv"
 BUILD = ROOT / "_build"
+POT_DIR = BUILD / "gettext"  # the extracted English: one .pot per page, sphinx.pot for the interface
 
 
 def machinery_version():

@@ -20,15 +20,20 @@
   const strings = JSON.parse(block.textContent);
   const lang = document.documentElement.lang;
   const escapeHtml = (text) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  // copybutton.js writes its labels into HTML (insertAdjacentHTML, a data-tooltip
+  // attribute) and as attributes (setAttribute): one string, two places. The
+  // build compiles no interface translation with a character that matters in
+  // either (translation/words.py); should one arrive anyway, the English stays.
+  const plain = (text, english) => (/[<>&"'`\\]/.test(text) ? english : text);
 
   // Globals of copybutton.js (top-level let/const of a classic script).
   if (typeof messages !== "undefined" && typeof locale !== "undefined") {
     const before = messages[locale];
     messages[lang] = {
-      copy: strings.copy_to_clipboard, // the tooltip: say what the button does
-      copy_to_clipboard: strings.copy_to_clipboard,
-      copy_success: strings.copy_success,
-      copy_failure: strings.copy_failure,
+      copy: plain(strings.copy_to_clipboard, before.copy), // the tooltip: say what the button does
+      copy_to_clipboard: plain(strings.copy_to_clipboard, before.copy_to_clipboard),
+      copy_success: plain(strings.copy_success, before.copy_success),
+      copy_failure: plain(strings.copy_failure, before.copy_failure),
     };
     const retitle = (icon, key) =>
       icon.replace(`<title>${before[key]}</title>`, `<title>${escapeHtml(messages[lang][key])}</title>`);

@@ -19,24 +19,26 @@ and every pull request is built. In a translated build:
   Locale could not use. The node shows the catalog entry as
   plain text instead, and the refusal names the catalog and line.
 * ``sphinx.po`` reaches the page through the templates (ours, the theme's
-  and Sphinx's), which write it into HTML unescaped. :func:`escape_templates`
-  gives the templates a gettext that returns a translation as text, escaped
-  for HTML (text and attributes); only where the English itself holds HTML
-  may the translation keep exactly that HTML and add no character that can
-  end a tag, an attribute or a string; otherwise the English is shown and
-  the build fails. Our templates escape further where a string lands
-  elsewhere: ``css_string`` for CSS, ``text|tojson`` for JSON.
-  A ``sphinx.js`` beside the catalogs would become every page's
-  ``translations.js``: the build stops.
+  and Sphinx's), through Sphinx's own Python (a heading link's title, the
+  PDF's date) and through other projects' scripts (sphinx-copybutton), none
+  of which escape it. compiled_catalogs.py compiles no interface
+  translation that adds a character able to end or start markup, a word its
+  English lacks, or that is not one of the site's extracted strings
+  (translation/words.py; the build fails, naming the entry).
+  :func:`escape_templates` still gives the templates a gettext that returns
+  a translation as text, escaped for HTML; only where the English itself
+  holds HTML may the translation keep exactly that HTML. Our templates
+  escape further where a string lands elsewhere: ``css_string`` for CSS,
+  ``text|tojson`` for JSON. A ``sphinx.js`` beside the catalogs would become
+  every page's ``translations.js``: the build stops.
 
 Every refusal fails the build, with or without ``-W``; what was written is
 already neutralised. content_security_policy.py is the next layer: a script
 that got through anyway would not run.
 """
 
-from collections import Counter
-from html.parser import HTMLParser
 from pathlib import Path
+
 from docutils import nodes
 from markupsafe import Markup
 from sphinx import addnodes
@@ -49,8 +51,9 @@ from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import LITERAL_TYPE_NODES, extract_messages
 
 from site_extensions.bilingual import is_translated_build
-from translation.catalogs import is_translated, messages, msgstr_line, read
+from translation.catalogs import CatalogError, catalog_text, is_translated, msgstr_line, read
 from translation.links import ERROR, judge
+from translation.words import has_markup, markup_problems
 
 logger = logging.getLogger(__name__)
 
@@ -73,10 +76,6 @@ ATTRIBUTE_ONLY = (nodes.meta, addnodes.translatable)
 # output) is refused. A translated title parses to a section; a literal block
 # or an image (gettext_additional_targets) to itself.
 PARSED_AS = (nodes.paragraph, nodes.section, nodes.literal_block, nodes.image)
-INTERFACE = "sphinx"  # the catalog of the templates' and Sphinx's own strings
-# Characters that end or escape an HTML attribute, a CSS or a JavaScript
-# string, and the line breaks that end a CSS string or a JavaScript line.
-BREAKOUTS = "<>\"'`&\\\n\r\f\v\x85\u2028\u2029"
 
 
 class TranslationRefused(SphinxError):
@@ -116,14 +115,17 @@ def catalog_files(srcdir, config, domain):
 
 def msgstr_location(po, message):
     """Return ``catalog:line`` of *message*'s msgstr."""
-    lines = po.read_text("utf-8").split("\n")
+    lines = catalog_text(po).split("\n")
     return f"{po}:{msgstr_line(lines, message)}"
 
 
 def catalog_entry(srcdir, config, domain, msgid):
     """Return ``catalog:line`` of *msgid*'s translation in *domain*, or None."""
     for po in catalog_files(srcdir, config, domain):
-        message = read(po).get(msgid)
+        try:
+            message = read(po).get(msgid)
+        except CatalogError:  # not a catalog; compiled_catalogs.py reported it
+            continue
         if message is not None and is_translated(message):
             return msgstr_location(po, message)
     return None
@@ -248,51 +250,16 @@ def refusals_of(env):
     return env.refused_translations
 
 
-class _Markup(HTMLParser):
-    """Count the tags, comments and declarations of a string."""
-
-    def __init__(self, text):
-        super().__init__(convert_charrefs=True)
-        self.found = Counter()
-        self.feed(text)
-        self.close()
-
-    def handle_starttag(self, tag, attrs):
-        self.found["<", tag, tuple(attrs)] += 1
-
-    handle_startendtag = handle_starttag
-
-    def handle_endtag(self, tag):
-        self.found["</", tag] += 1
-
-    def handle_comment(self, data):
-        self.found["<!--", data] += 1
-
-    handle_decl = handle_pi = unknown_decl = handle_comment
-
-
-def interface_problems(english, translation):
-    """Return why *translation* of the interface string *english* may not be shown."""
-    reasons = []
-    if _Markup(translation).found != _Markup(english).found:
-        reasons.append("its HTML is not exactly the English's")
-    extra = [c for c in BREAKOUTS if translation.count(c) > english.count(c)]
-    if extra:
-        reasons.append(f"it adds {' '.join(extra)}, which can end a tag, an attribute or a string")
-    return reasons
-
-
-def has_markup(english):
-    """True if the interface string *english* is HTML itself (a tag or an entity)."""
-    return "<" in english or "&" in english
-
-
 def shown_translation(english, translation):
-    """What the templates write for *translation* of *english*: text, or the English's HTML."""
+    """What the templates write for *translation* of *english*: text, or the English's HTML.
+
+    compiled_catalogs.py compiles no interface translation that
+    translation/words.py refuses; checked here again, where it is written.
+    """
     if not has_markup(english):
         return Markup.escape(translation)
-    if translation != english and interface_problems(english, translation):
-        return Markup(english)  # check_interface reports it and fails the build
+    if translation != english and markup_problems(english, translation):
+        return Markup(english)
     return Markup(translation)
 
 
@@ -325,8 +292,8 @@ def css_string(value):
     return '"' + "".join(c if safe(c) else f"\\{ord(c):x} " for c in text) + '"'
 
 
-def check_interface(app):
-    """Refuse a sphinx.js; report sphinx.po entries whose HTML is not the English's."""
+def refuse_sphinx_js(app):
+    """Stop a translated build that has a sphinx.js beside its catalogs."""
     if not is_translated_build(app.config):
         return
     # Sphinx looks for sphinx.js relative to the working folder; check the source's too.
@@ -338,16 +305,6 @@ def check_interface(app):
                     f"{script.resolve()}: would be served as every page's translations.js; "
                     "translations are .po catalogs only. Remove it."
                 )
-    refused = []
-    for po in catalog_files(app.srcdir, app.config, INTERFACE):
-        for message in messages(read(po)):
-            # Plural entries are never compiled (compiled_catalogs.py); text is escaped.
-            if is_translated(message) and not message.pluralizable and has_markup(message.id):
-                reasons = interface_problems(message.id, message.string)
-                if reasons:
-                    reasons.append("the English is shown")
-                    refused.append((msgstr_location(po, message), "; ".join(reasons)))
-    refusals_of(app.env)[INTERFACE] = refused
 
 
 def report(app, env):
@@ -381,7 +338,7 @@ def setup(app):
     app.add_transform(RememberEnglish)
     app.add_transform(RefuseAdditions)
     app.connect("builder-inited", guard_parsers)
-    app.connect("builder-inited", check_interface)
+    app.connect("builder-inited", refuse_sphinx_js)
     app.connect("builder-inited", escape_templates)
     app.connect("env-purge-doc", purge)
     app.connect("env-merge-info", merge)

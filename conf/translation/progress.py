@@ -32,10 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from site_build.checkout_lock import held
-from site_layout import BUILD, CONF, DOCS, EXAMPLES, GALLERY, LOCALE, ROOT
+from site_layout import BUILD, CONF, DOCS, EXAMPLES, GALLERY, LOCALE, POT_DIR, ROOT
 from translation.catalogs import is_translated, language_catalogs, messages, read
-
-POT_DIR = BUILD / "gettext"
 STAMP = POT_DIR / ".sources"
 STATES = ("translated", "outdated", "untranslated")
 

@@ -24,7 +24,12 @@ of the translation (msgstr) it is about. Errors fail; warnings, printed as
                   ones in a Hans language (zh_CN)
     terminology   a glossary term is not translated as locale/glossary.csv says
     safety        a translation adds a link to another site, a non-http(s)
-                  link, HTML or a directive
+                  link, HTML or a directive, invisible or direction-changing
+                  characters, or, in a tutorial, Markdown that its notebook
+                  would make a link, an image or HTML
+    interface     an interface string (sphinx.po) adds a character that starts
+                  or ends markup, or a word its English lacks, or is one the
+                  site does not extract
     code          translated Python (literal blocks, doctests) is another program
     canonical     a catalog not in the form make update-po writes (make format-po fixes it)
     completeness  fuzzy or untranslated entries; errors only with --strict=1
@@ -58,8 +63,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from translation.catalog_report import catalog_languages  # noqa: E402
 from translation.checks import (  # noqa: E402
-    canonical, code, completeness, markup, references, safety, script_mix, sync, syntax,
-    terminology, unused,
+    canonical, code, completeness, interface, markup, references, safety, script_mix, sync,
+    syntax, terminology, unused,
 )  # fmt: skip
 from translation.checks.common import (  # noqa: E402
     ERROR, GLOSSARY, WARNING, Message, Problem, shown,
@@ -67,7 +72,9 @@ from translation.checks.common import (  # noqa: E402
 from translation.checks.parsing import SYNTAXES  # noqa: E402
 from translation.checks.project import Project  # noqa: E402
 from site_layout import LOCALE  # noqa: E402
-from translation.catalogs import language_catalogs, messages, msgstr_line  # noqa: E402
+from translation.catalogs import (  # noqa: E402
+    catalog_text, language_catalogs, messages, msgstr_line, strange_files,
+)  # fmt: skip
 from translation.progress import POT_DIR, fresh_templates  # noqa: E402
 
 ENTRY_CHECKS = {
@@ -77,6 +84,7 @@ ENTRY_CHECKS = {
     "script-mix": script_mix.check,
     "terminology": terminology.check,
     "safety": safety.check,
+    "interface": interface.check,
     "code": code.check,
 }
 CHECKS = ("out-of-sync", "syntax", *ENTRY_CHECKS, "completeness", "canonical")
@@ -97,9 +105,10 @@ def check_catalog(po_path, lang, selected, project):
         yield from canonical.check(po_path)
     try:
         catalog = project.load(po_path)
-        lines = Path(po_path).read_text("utf-8").split("\n")
+        lines = catalog_text(po_path).split("\n")
     except (OSError, ValueError) as err:
-        yield Problem(shown(po_path), 1, "syntax", f"cannot read the catalog: {err}")
+        if "syntax" not in selected:  # else the syntax check said why, at its line
+            yield Problem(shown(po_path), 1, "syntax", f"cannot read the catalog: {err}")
         return
     checks = {name: check for name, check in ENTRY_CHECKS.items() if name in selected}
     for entry in messages(catalog):
@@ -130,7 +139,8 @@ def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=G
     """
     beside = Path(locale_dir).parent / "docs"
     sources = sources or (beside if beside.is_dir() else None)
-    glossary = terminology.load_glossary(str(glossary_path)) if "terminology" in selected else ()
+    wants_glossary = {"terminology", "interface"} & selected  # the words a translation may add
+    glossary = terminology.load_glossary(str(glossary_path)) if wants_glossary else ()
     if "out-of-sync" in selected and pot_dir is None:
         fresh_templates()  # extracts the English only if a source changed since the last time
         pot_dir = POT_DIR
@@ -144,6 +154,10 @@ def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=G
             problems += check_catalog(po_path, lang, selected, project)
         if "syntax" in selected and (locale_dir / lang).is_dir():
             problems += syntax.committed_compiled(locale_dir / lang)
+            listed = set(language_catalogs(locale_dir, lang).values())  # syntax names those
+            problems += [Problem(shown(path), 1, "syntax", "a symbolic link or special file under"
+                                 " locale/: only plain files and folders belong there; remove it")
+                         for path in strange_files(locale_dir / lang) if path not in listed]  # fmt: skip
     return sorted(set(problems))
 
 
@@ -179,7 +193,7 @@ def main(argv=None):
     args = parser.parse_args(argv)  # fmt: skip
     selected = set(args.check or CHECKS)
     langs = catalog_languages(parser, args.languages, args.locale_dir)
-    if "terminology" in selected and not args.glossary.is_file():
+    if {"terminology", "interface"} & selected and not args.glossary.is_file():
         parser.error(f"glossary {args.glossary} not found")
     for option, folder in (("--pot-dir", args.pot_dir), ("--sources", args.sources)):
         if folder and not folder.is_dir():

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from translation.catalogs import messages, read
 
+from .interface import extracted
 from .parsing import builtin_roles, is_xref, parse, role_names
 
 SUFFIXES = {".rst": "rst", ".txt": "rst", ".py": "rst", ".md": "myst", ".html": "text"}
@@ -123,6 +124,11 @@ class Project:
             if match:
                 return SUFFIXES[match[0]]
         return self.default_syntax
+
+    @functools.cached_property
+    def interface_strings(self):
+        """The English of the extracted sphinx.pot, or None with no extraction at hand."""
+        return extracted(self.pot_dir)
 
     @functools.cache  # noqa: B019 (one Project per run)
     def load(self, po_path):

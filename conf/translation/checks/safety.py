@@ -10,12 +10,20 @@ is markup (an error); in reST it is shown as text (a warning). A MyST
 a translation writing that link inline (``[名称](https://…)``) is a warning:
 the English's site is not in the message (the build, which sees the page,
 judges it by the definition's URL).
+
+Two more places a translation lands: any translation may hold no invisible
+or direction-changing character (translation/words.py: Trojan Source in a
+download), and a tutorial's prose also becomes its notebook's Markdown
+cells, where ``[text](url)``, ``![](url)`` and HTML are live even though the
+page shows them as text: a tutorial's translation may add none of them
+(links are judged by the link rule, as on the page).
 """
 
 import re
 from collections import Counter
 
 from ..links import ERROR, judge
+from ..words import added_controls, controls
 from .common import error, warning
 from .parsing import parse
 
@@ -35,11 +43,38 @@ def urls(text, markup, syntax):
     return [url.rstrip(".,;:!?)]}'\"") for url in _URL.findall(text)]
 
 
+def notebook_bound(message):
+    """True if *message* is a tutorial's: its prose becomes a notebook's Markdown too."""
+    return message.catalog is not None and "auto_examples" in message.catalog.parts
+
+
+def in_notebook(message):
+    """Yield the links, images and HTML the translation adds to a tutorial's notebook."""
+    english = parse(message.msgid, "myst", message.project.roles)
+    translated = parse(message.msgstr, "myst", message.project.roles)
+    for url in sorted(set(translated.links) - set(english.links)):
+        verdict = judge(url, english.links + english.images)
+        if verdict and verdict[0] == ERROR:
+            yield error(f"adds, in the tutorial's notebook (Markdown), {verdict[1]}", at=url)
+    for url in sorted(set(translated.images) - set(english.images)):
+        yield error(f"adds, in the tutorial's notebook (Markdown), an image: {url}", at=url)
+    tags = Counter(translated.html) - Counter(english.html)
+    if tags:
+        yield error("adds, in the tutorial's notebook (Markdown), HTML: " + " ".join(sorted(tags)),
+                    at=min(tags))  # fmt: skip
+
+
 def check(message):
-    """Yield links, schemes, HTML and directives the translation adds."""
+    """Yield links, schemes, HTML, directives and hidden characters the translation adds."""
     msgid, msgstr, syntax = message.msgid, message.msgstr, message.syntax
     if msgid == msgstr:
         return
+    hidden = added_controls(msgid, msgstr)
+    if hidden:
+        yield error("holds invisible or direction-changing characters: "
+                    + ", ".join(controls("".join(hidden))), at=hidden[0])  # fmt: skip
+    if notebook_bound(message):
+        yield from in_notebook(message)
     english = parse(msgid, syntax, message.project.roles)
     translated = parse(msgstr, syntax, message.project.roles)
     old, new = urls(msgid, english, syntax), urls(msgstr, translated, syntax)
