@@ -19,7 +19,7 @@ SPELLINGS = {
     "https:evil.example": ("https", "evil.example"),
     "https:/\\evil.example/": ("https", "evil.example"),
     "https://example.org@evil.example/": ("https", "evil.example"),
-    "https://evil.example:8080/": ("https", "evil.example"),
+    "https://evil.example:8080/": ("https", "evil.example:8080"),  # another port: another server
     "https://%65vil.example./": ("https", "evil.example"),
     " \thttps://ev\nil.example/": ("https", "evil.example"),
     "javascript:alert(1)": ("javascript", None),

@@ -10,7 +10,9 @@ the same sites; it may not lead anywhere else. The build
 * a host the English entry does not link is refused, however it is
   spelled: ``https://evil.example``, ``//evil.example``, ``/\\evil.example``,
   ``https:evil.example``, ``https://site@evil.example``, upper case,
-  percent-encoding, tabs and line breaks inside (browsers drop them);
+  percent-encoding, tabs and line breaks inside (browsers drop them); a
+  port other than the web's defaults makes another host
+  (``127.0.0.1:2375`` is not ``127.0.0.1:8000``);
 * the same host with another path (a localised page of the same site) is
   allowed, and ``make check`` reports it as a warning; so is a host that
   replaces the English host's leading language label or ``www.`` by another
@@ -49,10 +51,16 @@ def target(url):
 
 
 def _host(rest):
-    """The host of an authority-and-path *rest* ("user@Host:80/path" -> "host")."""
+    """The host of an authority-and-path *rest*, with its port unless a web default.
+
+    "user@Host:80/path" -> "host"; "127.0.0.1:2375/x" -> "127.0.0.1:2375": another
+    port of a host is another server (a local Docker API is not a local web page).
+    """
     authority = re.split(r"[/?#]", rest, maxsplit=1)[0].rsplit("@", 1)[-1]
-    host = authority if authority.startswith("[") else authority.rsplit(":", 1)[0]
-    return unquote(host).lower().rstrip(".")
+    host, _, port = authority.rpartition(":") if ":" in authority.split("]")[-1] else (authority, "", "")
+    host = unquote(host).lower().rstrip(".")
+    port = port.lstrip("0") or ("0" if port else "")
+    return host if port in ("", "80", "443") else f"{host}:{port}"
 
 
 ERROR, WARNING = "error", "warning"
