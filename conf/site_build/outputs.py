@@ -35,6 +35,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 import tempfile
@@ -173,18 +174,38 @@ def keygen(private):
     return 0
 
 
-def fetch(source, cache):
+DEADLINE = 60.0  # seconds a download may take, however slowly the server sends
+
+
+def _download(url, deadline=DEADLINE):
+    """At most MAX_FILE + 1 bytes of *url*, within *deadline* seconds in all."""
+    end = time.monotonic() + deadline
+    data = bytearray()
+    with urllib.request.urlopen(url, timeout=min(deadline, 15)) as response:
+        while len(data) <= MAX_FILE:
+            if time.monotonic() > end:
+                raise OutputsError(f"{url}: took longer than {deadline:g} s; not used")
+            chunk = response.read1(65536)
+            if not chunk:
+                break
+            data += chunk
+    return bytes(data)
+
+
+def fetch(source, cache, deadline=DEADLINE):
     """Return a local copy of the recording *source* (a file or an http(s) URL) in *cache*.
 
     The copy is named by its checksum, so a build's inputs change exactly when
-    a recording's content does. At most MAX_FILE bytes are read.
+    a recording's content does. At most MAX_FILE bytes are read, and a
+    download takes at most *deadline* seconds, however slowly a server sends.
     """
     try:
         if re.match(r"^https?://", source):
-            with urllib.request.urlopen(source, timeout=60) as response:
-                data = response.read(MAX_FILE + 1)
-        else:
-            with open(source, "rb") as file:
+            data = _download(source, deadline)
+        else:  # a plain file only: a pipe or a device would never end
+            with open(os.open(source, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
+                if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                    raise OutputsError(f"{source}: not a plain file; not used")
                 data = file.read(MAX_FILE + 1)
     except urllib.error.HTTPError as err:
         kind = NotPublished if err.code == 404 else OutputsError

@@ -40,6 +40,7 @@ from sphinx_gallery.utils import get_md5sum
 
 from site_extensions.result_headers import parse, unbacked
 from site_layout import CONF
+from translation.words import controls
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ def verified(path, keys):
         signed = json.loads(path.read_bytes())
         text, signature = signed["recording"], base64.b64decode(signed["signature"], validate=True)
         message = text.encode()
-    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error):
+    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error, RecursionError):
         raise RecordingRefused("not a signed recording made by make outputs") from None
     for key in keys:
         try:
@@ -125,7 +126,10 @@ def verified(path, keys):
             continue
     else:
         raise RecordingRefused("its signature is not from a trusted key")
-    recording = json.loads(text)
+    try:
+        recording = json.loads(text)
+    except (ValueError, RecursionError):
+        raise RecordingRefused("not a signed recording made by make outputs") from None
     if not isinstance(recording, dict) or recording.get("format") not in SOURCE_CHECKS:
         raise RecordingRefused(f"not a recording of format {' or '.join(map(str, SOURCE_CHECKS))}")
     if not isinstance(recording.get("examples"), dict):
@@ -143,6 +147,10 @@ def _checked(name, example, fmt):
         cell is not None and (not isinstance(cell, str) or len(cell) > MAX_CELL) for cell in cells
     ):
         raise RecordingRefused(f"{name}: its cells are not text within {MAX_CELL} characters")
+    hidden = [c for cell in cells if cell for c in controls(cell)]
+    if hidden:
+        raise RecordingRefused(f"{name}: its cells hold invisible or direction-changing"
+                               f" characters ({', '.join(dict.fromkeys(hidden))[:80]})")  # fmt: skip
     kept = {}
     for key, value in facts.items():
         values = value if key == "gpus" and isinstance(value, list) else [value]
