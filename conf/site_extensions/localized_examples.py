@@ -325,16 +325,39 @@ def load_figure(pickled):
         return pickle.load(file)
 
 
+_MATH = re.compile(r"(?<!\\)\$(.*?)(?<!\\)\$")
+
+
+def as_drawn(english, translation):
+    """*translation* of a figure's *english* text, as Matplotlib must get it to draw its words.
+
+    Matplotlib reads text between two ``$`` as math: a ``$`` that the English
+    does not use is a dollar sign and is escaped (``\\$``); where the English
+    has math, a translation must keep exactly its math, or the English is drawn.
+    """
+    if translation == english:
+        return english
+    if not _MATH.search(english):
+        return re.sub(r"(?<!\\)\$", r"\\$", translation)
+    outside = _MATH.sub("", translation)
+    if _MATH.findall(translation) != _MATH.findall(english) or re.search(r"(?<!\\)\$", outside):
+        return english
+    return translation
+
+
 def draw(pickled, translate, family, target, **savefig):
     """Draw the figure *pickled* again with its texts translated, in the font *family*.
 
     *family* names one face of a font collection (``Noto Sans CJK TC`` is
     face 3 of ``NotoSansCJK-Regular.ttc``): Matplotlib's font manager lists
-    every face of a ``.ttc`` and draws with the one of that name.
+    every face of a ``.ttc`` and draws with the one of that name. Each
+    translation is given to Matplotlib as words (:func:`as_drawn`).
     """
     figure = load_figure(pickled)
     from matplotlib.text import Text  # after load_figure(), which makes matplotlib importable
 
+    translated = translate
+    translate = lambda text: as_drawn(text, translated(text))  # noqa: E731
     for ax in figure.axes:
         for axis in (ax.xaxis, ax.yaxis):
             _translated_ticks(axis, translate, family)
