@@ -41,8 +41,9 @@ FOOTER = 'Made with <a href="https://www.sphinx-doc.org/">Sphinx</a>'
 INJECTIONS = {
     "rst-raw-role": (*RST, "斑馬 :raw-html:`<img src=x onerror=alert(1)>`", "raw html"),
     "rst-raw-directive": (*RST, ".. raw:: html\n\n   <script>alert(1)</script>", "spans lines"),
+    # Line separators are invisible characters: not compiled at all (translation/words.py).
     "rst-directive-after-text": (*RST, "斑馬。\u2028\u2028.. raw:: html\u2028\u2028   <b>x</b>",
-                                 "spans lines"),
+                                 "U+2028 (LINE SEPARATOR)"),
     "rst-javascript-link": (*RST, "斑馬 `點這裡 <javascript:alert(1)>`_", "not http(s)"),
     "rst-image": (*RST, ".. image:: javascript:alert(1)", "not one paragraph"),
     "rst-include": (*RST, ".. include:: secret.txt", "not one paragraph"),
@@ -77,6 +78,12 @@ INJECTIONS = {
                       "evil.example"),
     "rst-upper-case": (*RST_LINK, "含 `連結 <HTTPS://EVIL.example/>`_ 與 ``code``。", "evil.example"),
     "myst-mailto": (*MYST_LINK, "含[連結](mailto:me@evil.example)的文字。", "not http(s): mailto"),
+    # Another port of the English's host is another server.
+    "rst-port": (*RST_LINK, "含 `連結 <https://example.org:2375/>`_ 與 ``code``。", "example.org:2375"),
+    "myst-port": (*MYST_LINK, "含[連結](https://example.org:8443/x)的文字。", "example.org:8443"),
+    # Invisible and direction-changing characters are not compiled at all.
+    "rst-bidi": (*RST, "斑馬\u202e txt.exe", "U+202E (RIGHT-TO-LEFT OVERRIDE)"),
+    "myst-zero-width": (*MYST, "長\u200b頸鹿", "U+200B (ZERO WIDTH SPACE)"),
 }  # fmt: skip
 
 
@@ -188,21 +195,43 @@ def test_additional_targets_keep_the_englishs_markup(tmp_path, msgid, msgstr, re
     assert published(tmp_path / "out", SECRET) == []
 
 
-def test_interface_strings_are_escaped_for_each_place_they_land(tmp_path):
-    """Text without the English's HTML is words: escaped in attributes, text and CSS."""
+def test_interface_strings_that_could_leave_their_place_are_refused(tmp_path):
+    """Sphinx's Python and other projects' scripts write interface strings as they are.
+
+    So a translation that adds a character able to end an attribute, a tag or
+    a CSS string is not compiled: the page shows the English, and the build
+    fails naming the entry. The templates' own escaping stays behind it.
+    """
     attribute = '標題" onmouseover="alert(1)'
     css = '標籤"; } </style><script>alert(1)</script><style>\nbody{background:url(//evil.example/x)}'
     src = fixture_copy(tmp_path, {"sphinx.po": {"A title": attribute, "Label": css}})
-    result = sphinx(src, tmp_path / "out", werror=True)
-    assert result.returncode == 0, result.stderr
+    result = sphinx(src, tmp_path / "out")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    po = src / "locale" / "zh_TW" / "LC_MESSAGES" / "sphinx.po"
+    for msgid in ("A title", "Label"):
+        assert f"{po}:{msgstr_line(po, msgid)}: ERROR: translation refused: it adds" in output
     index = BeautifulSoup((tmp_path / "out" / "index.html").read_text("utf-8"), "html.parser")
     interface = index.find("p", class_="interface")
-    assert interface["title"] == attribute and "onmouseover" not in interface.attrs
+    assert interface["title"] == "A title" and "onmouseover" not in interface.attrs
     style = index.find("style").get_text()
-    assert "</style" not in style and "url(" not in style and "\n" not in style.strip()
-    label = re.search(r'--label: ("(?:[^"\\]|\\.)*");', style)[1]
-    assert re.sub(r"\\([0-9a-f]+) ", lambda m: chr(int(m[1], 16)), label[1:-1]) == css
+    assert "</style" not in style and "url(" not in style and "Label" in style
     assert scripts_in(tmp_path / "out") == []
+
+
+def test_the_templates_escape_what_a_translation_can_still_hold():
+    """The second layer, should a string ever reach a template unrefused."""
+    from markupsafe import Markup
+
+    from site_extensions.translation_safety import css_string, shown_translation
+
+    css = '標籤"; } </style><script>alert(1)</script><style>\nbody{background:url(//x)}'
+    quoted = css_string(css)
+    assert "</" not in quoted and "\n" not in quoted and quoted.count('"') == 2
+    assert re.sub(r"\\([0-9a-f]+) ", lambda m: chr(int(m[1], 16)), quoted[1:-1]) == css
+    assert shown_translation("A title", '標題" x="') == Markup.escape('標題" x="')
+    footer = 'Made with <a href="https://www.sphinx-doc.org/">Sphinx</a>'
+    assert shown_translation(footer, '以 <a href="javascript:x">Sphinx</a>') == Markup(footer)
 
 
 def test_a_link_to_another_page_of_a_linked_host_is_allowed(tmp_path):
