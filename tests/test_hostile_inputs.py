@@ -121,6 +121,29 @@ def test_a_line_that_is_no_catalog_is_not_echoed(tmp_path):
     assert "s3cr3t" not in said and "API_TOKEN" not in said and "root" not in said
 
 
+# -- 5': a translation no parser can read ---------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["{http://" * 1000, "x http://a" * 1000, "中" * 7000])
+def test_a_translation_far_longer_than_its_english_reaches_no_parser(tmp_path, text):
+    """A thousand links overflow docutils' stack: make check and the build stop before it."""
+    folder = tmp_path / "locale" / "zh_TW" / "LC_MESSAGES"
+    folder.mkdir(parents=True)
+    catalog = Catalog(locale="zh_TW")
+    catalog.add("A sentence.", text, [("docs/index.rst", 1)])
+    catalog.add("Another sentence.", "另一句。", [("docs/index.rst", 2)])
+    write(catalog, folder / "index.po")
+    start = time.monotonic()
+    problems = run_checks(["zh_TW"], {"safety", "markup", "references", "unused", "code"},
+                          tmp_path / "locale")  # fmt: skip
+    assert [(p.check, p.message.split(" (")[0]) for p in problems] == [
+        ("safety", "it is far longer than its English")]
+    compile_catalogs(tmp_path / "locale")
+    assert "far longer" in PROBLEMS["zh_TW"][0][1] and len(PROBLEMS["zh_TW"]) == 1
+    assert read_mo_entries(folder / "index.mo") == 1  # the other one
+    assert time.monotonic() - start < 10
+
+
 # -- 12: the link rule and ports ---------------------------------------------------
 
 

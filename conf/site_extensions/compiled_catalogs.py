@@ -33,7 +33,9 @@ from site_layout import GLOSSARY, POT_DIR, ROOT
 from translation.catalogs import CatalogError, catalog_text, messages, msgstr_line, read
 from translation.checks.interface import INTERFACE, extracted
 from translation.checks.terminology import load_glossary
-from translation.words import added_controls, controls, glossary_words, interface_problems
+from translation.words import (
+    added_controls, controls, glossary_words, interface_problems, too_long,
+)  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +50,9 @@ def refusal(po, message, language, interface_strings):
                 " messages, so it was left out")  # fmt: skip
     if not message.string or "fuzzy" in message.flags:
         return None  # Sphinx leaves it out; the English is shown
+    long = too_long(message.id, message.string)
+    if long:
+        return long + "; it was left out"
     if po.name == INTERFACE:
         if interface_strings is not None and message.id not in interface_strings:
             return "an interface string the site does not extract; it was left out"

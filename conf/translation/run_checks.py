@@ -76,6 +76,7 @@ from translation.catalogs import (  # noqa: E402
     catalog_text, language_catalogs, messages, msgstr_line, strange_files,
 )  # fmt: skip
 from translation.progress import POT_DIR, fresh_templates  # noqa: E402
+from translation.words import too_long  # noqa: E402
 
 ENTRY_CHECKS = {
     "markup": markup.check,
@@ -121,6 +122,11 @@ def check_catalog(po_path, lang, selected, project):
             if "completeness" in selected:
                 yield Problem(shown(po_path), msgstr_line(lines, entry), "completeness",
                               unfinished)  # fmt: skip
+            continue
+        long = too_long(entry.id, entry.string)
+        if long:  # no parser is given it (safety: the build compiles it not either)
+            if "safety" in selected:
+                yield Problem(shown(po_path), msgstr_line(lines, entry), "safety", long)
             continue
         message = Message(entry.id, entry.string, lang, project.syntax(po_path, entry),
                           project, po_path)  # fmt: skip

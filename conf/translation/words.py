@@ -10,6 +10,11 @@ entry's file and line.
   characters, line and paragraph separators, variation selectors, the Hangul
   fillers): they make code or a sentence read other than it runs or says
   (Trojan Source, CVE-2021-42574).
+* :func:`too_long`: a translation may be at most four times as long as its
+  English, plus 500 characters, and 6,000 at most: no reader of it is given
+  more than a translation can need (docutils recurses once per link it
+  finds, and about 980 of them, 7,800 characters, overflow Python's stack;
+  the longest English entry here has 1,450 characters).
 * :func:`interface_problems`: an interface string (``sphinx.po``) lands where
   nobody escapes it for us. Sphinx's own Python writes some into HTML
   attributes (a heading link's title) and LaTeX (the date, "Index") as they
@@ -34,8 +39,18 @@ MARKUP = "<>&\"'`\\{}$#^_~%[]*|\n\r\f\v"
 # selectors and the Hangul fillers, which render as nothing.
 _INVISIBLE = {0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0, *range(0xFE00, 0xFE10),
               *range(0xE0100, 0xE01F0)}  # fmt: skip
+MAX_TRANSLATION = 6000  # characters of any one translation
 _PLACEHOLDER = re.compile(r"%\(\w+\)[sd]|%[a-zA-Z%]")
 _WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def too_long(english, translation):
+    """Why *translation* is too long to be a translation of *english*, or None."""
+    limit = min(4 * len(english) + 500, MAX_TRANSLATION)
+    if len(translation) > limit:
+        return (f"it is far longer than its English ({len(translation)} characters for"
+                f" {len(english)}; at most {limit})")  # fmt: skip
+    return None
 
 
 def controls(text):
