@@ -10,7 +10,9 @@ a copy of the mini site (tests/roots/mini-site), in the build and in
 ``make check``.
 """
 
+import collections
 import io
+import itertools
 import json
 import re
 import subprocess
@@ -165,6 +167,88 @@ def test_a_chinese_download_runs_as_downloaded_and_prints_what_the_english_print
     script.write_bytes(download(site, lang, example, ".py").read_bytes())
     printed = run(script)
     assert printed.strip() and printed == english_run(example)
+
+
+# -- Downloads laid out as the English: wrapped, no word split, docstrings' paragraphs ---------
+
+HAN = "\u3400-\u9fff"
+
+
+def prose_runs(script):
+    """Runs of consecutive lines of Chinese prose in *script*: comment blocks, docstrings."""
+    runs, run = [], []
+    for line in script.splitlines() + [""]:
+        words = re.sub(r"^\s*(# ?)?", "", line)
+        if CJK.search(words) and not re.match(r"^\s*[^#\s].*#", line):  # not a comment after code
+            run.append(words)
+        else:
+            runs += [run] if len(run) > 1 else []
+            run = []
+    return runs
+
+
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_a_chinese_download_is_wrapped_as_the_english_without_splitting_a_word(site, lang,
+                                                                               example):  # fmt: skip
+    from site_extensions.localized_examples import _CJK, _chinese_words, _width
+
+    script = download(site, lang, example, ".py").read_text("utf-8")
+    english = set((ROOT / "examples" / f"{example}.py").read_text("utf-8").splitlines())
+    # Every translated line fits in 79 columns, as the English prose does; a
+    # longer one is a single piece (inline code), or a comment after code.
+    for line in script.splitlines():
+        if line not in english and _width(line) > 79:
+            assert re.match(r"^\s*[^#\s].*#", line) or " " not in line.strip().lstrip("# "), line
+    # No Chinese word is cut by a line break: where a line ends and the next
+    # begins in Chinese, jieba (with the glossary's terms) cuts the joined text there.
+    breaks = 0
+    for run in prose_runs(script):
+        for before, after in zip(run, run[1:]):
+            if re.search(f"[{HAN}]$", before) and re.match(f"[{HAN}]", after):
+                breaks += 1
+                left = re.search(f"[{_CJK}]+$", before)[0]
+                right = re.match(f"[{_CJK}]+", after)[0]
+                words = _chinese_words(left + right)
+                assert len(left) in set(itertools.accumulate(map(len, words))), (before, after)
+    assert breaks, "no paragraph breaks a line between two Chinese words"
+
+
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+def test_a_docstrings_summary_line_stays_apart_in_every_language(site, lang):
+    """Each paragraph of a docstring is a message: the translation keeps the blank lines."""
+    checked = 0
+    for example in EXAMPLES:
+        script = download(site, lang, example, ".py").read_text("utf-8")
+        english = (ROOT / "examples" / f"{example}.py").read_text("utf-8")
+        count = lambda code: collections.Counter(  # noqa: E731
+            span for kind, _, span in texts(code) if kind == "docstring")  # fmt: skip
+        english_counts = sorted(n for n in count(english).values() if n > 1)
+        assert sorted(n for n in count(script).values() if n > 1) == english_counts, example
+        for kind, text, _ in texts(script):
+            if kind == "docstring" and CJK.search(text):
+                checked += 1
+    assert checked
+
+
+def test_wrapping_keeps_markup_glossary_terms_and_punctuation_whole():
+    from site_extensions.localized_examples import _wrap
+
+    text = ("每个进程都加入同一个进程组，然后把 ``torch.distributed.init_process_group(backend)``"
+            "\\ 的结果（一个进程组）交给 :ref:`DDP 教程 <ddp-tutorial>`\\ 中的模型。")
+    for width in range(20, 90, 3):
+        lines = _wrap(text, width)
+        assert re.sub(r"\s", "", "".join(lines)) == re.sub(r"\s", "", text)  # nothing lost
+        for line, following in zip(lines, lines[1:]):
+            assert not following.startswith(("，", "。", "）")) and not line.endswith("（")
+            assert not line.endswith("\\") and not line.endswith("\\ ")
+            assert line.count("``") % 2 == 0 and line.count("`") % 2 == 0
+            assert not (line.endswith("进程") and following.startswith("组"))
+    # Traditional text is cut as its Simplified form would be: 後端 stays one word.
+    from site_extensions.localized_examples import _chinese_words
+
+    assert _chinese_words("然後使用後端") == ["然後", "使用", "後端"]
+    assert _chinese_words("行程群組") == ["行程群組"]  # a glossary term
 
 
 # -- Comments and docstrings: what the build and make check refuse -----------------------------

@@ -30,11 +30,11 @@ build shows and hands out is made from it and the page's catalog:
 import functools
 import inspect
 import io
+import itertools
 import json
 import os
 import re
 import tempfile
-import textwrap
 import tokenize
 import unicodedata
 
@@ -75,10 +75,11 @@ def texts(code):
     """((kind, English text, (first line, first column, last line, last column)), ...) of *code*.
 
     A run of whole-line comments at one indentation is one text (a paragraph
-    of comment); a comment after code on its line is one; a docstring is its
-    text as ``inspect.cleandoc`` gives it, on one line (as Sphinx extracts a
-    paragraph: each line break a space). Sphinx-Gallery's settings and tools'
-    directives (``# fmt: skip``, ``# noqa``) are not texts.
+    of comment); a comment after code on its line is one; each paragraph of a
+    docstring is one (its summary line, then each block after a blank line),
+    on one line, as Sphinx extracts a paragraph: each line break a space.
+    A docstring's paragraphs share its span. Sphinx-Gallery's settings and
+    tools' directives (``# fmt: skip``, ``# noqa``) are not texts.
     """
     found, run = [], []
     tokens = _tokens(code)
@@ -108,14 +109,16 @@ def texts(code):
         elif tok.type not in (tokenize.NL,):
             close()
             if tok.type == tokenize.STRING and _is_docstring(tokens, i):
-                found.append(("docstring", _docstring_text(tok.string), (*tok.start, *tok.end)))
+                found += [("docstring", text, (*tok.start, *tok.end)) for text in _docstring_text(tok.string)]
     close()
     return tuple(found)
 
 
 def _docstring_text(literal):
+    """The paragraphs of a docstring, each on one line: each a message of its own."""
     body = literal.lstrip("rbuRBU")
-    return inspect.cleandoc(body[3:-3]).replace("\n", " ")
+    paragraphs = re.split(r"\n\s*\n", inspect.cleandoc(body[3:-3]))
+    return [" ".join(p.split("\n")) for p in paragraphs if p.strip()]
 
 
 def _width(text):
@@ -126,14 +129,88 @@ def _width(text):
 _CJK = "\u3000-\u9fff\uff00-\uffef"
 _NO_LINE_START = set("，。、；：？！）」』”’")  # punctuation that never starts a line
 _NO_LINE_END = set("（「『“‘")  # nor ends one
+# Inline markup, never broken: ``literal``, **strong**, *emphasis*, `text <target>`_, :role:`text`.
+_MARKUP = r"(?::[\w.+-]+(?::[\w.+-]+)?:)?(?:``.+?``|\*\*\S.*?\*\*|\*\S.*?\*|`[^`]+`_{0,2})"
+_ATOMS = re.compile(rf"{_MARKUP}|[{_CJK}]+|\s+|.")
+
+
+@functools.cache
+def _segmenter():
+    """jieba, with the glossary's Chinese terms as words of their own (进程组 is one word)."""
+    import logging
+
+    import jieba
+
+    from site_extensions.chinese_search import glossary_terms
+    from site_layout import GLOSSARY
+
+    jieba.setLogLevel(logging.WARNING)
+    tokenizer = jieba.Tokenizer()
+    for language in ("zh_CN", "zh_TW"):
+        for term in glossary_terms(GLOSSARY, language):
+            tokenizer.add_word(_simplified(term))
+    return tokenizer
+
+
+@functools.cache
+def _simplified(text):
+    """*text* in Simplified characters, one for one, or *text* itself where that cannot be."""
+    import opencc
+
+    converted = opencc.OpenCC("t2s").convert(text)
+    return converted if len(converted) == len(text) else text
+
+
+def _chinese_words(run):
+    """A run of Chinese text cut into words by jieba.
+
+    jieba's dictionary is in Simplified characters, and cuts Traditional text
+    into single characters (後端 into 後 + 端): it cuts the run's Simplified
+    form, and the run is cut at the same places.
+    """
+    words, start = [], 0
+    for word in _segmenter().lcut(_simplified(run), HMM=False):
+        words.append(run[start : start + len(word)])
+        start += len(word)
+    return words
+
+
+def _pieces(text):
+    """The pieces a line of *text* may break between: words, Chinese words, inline markup.
+
+    A space stays with the piece before it; Chinese is cut into words by jieba
+    (with the glossary's terms), so that no word is split across lines.
+    Pieces a break may not separate are joined: closing punctuation to what
+    it closes, an opening bracket to what it opens, reST's escaped space
+    (``\\ ``) to the markup it joins, and a piece reST could read at the
+    start of a line as a list or a title's underline to the one before it.
+    """
+    pieces, word = [], ""
+    for atom in _ATOMS.findall(text):
+        if atom.isspace():
+            pieces.append(word + atom)
+            word = ""
+        elif re.fullmatch(rf"[{_CJK}]+", atom):
+            pieces += [word] if word else []
+            pieces += _chinese_words(atom)
+            word = ""
+        else:
+            word += atom
+    joined = []
+    for piece in [p for p in [*pieces, word] if p]:
+        if joined and (piece[0] in _NO_LINE_START or piece[0] in "\\-+#=|>."
+                       or joined[-1][-1] in _NO_LINE_END or joined[-1].endswith("\\ ")):  # fmt: skip
+            joined[-1] += piece
+        else:
+            joined.append(piece)
+    return joined
 
 
 def _wrap(text, width):
-    """Lines of *text* no wider than *width*, broken at spaces or between CJK characters."""
+    """Lines of *text* no wider than *width* (unless one piece is), broken between pieces."""
     lines, line = [], ""
-    for piece in re.findall(rf"[{_CJK}]|[^\s{_CJK}]+\s*|\s+", text):
-        breakable = piece not in _NO_LINE_START and line[-1:] not in _NO_LINE_END
-        if line and _width(line + piece.rstrip()) > width and breakable:
+    for piece in _pieces(text):
+        if line.strip() and _width(line + piece.rstrip()) > width:
             lines.append(line.rstrip())
             line = piece.lstrip()
         else:
@@ -161,19 +238,26 @@ def _raw_prefix(prefix, text):
     return "r" + prefix.replace("u", "").replace("U", "")
 
 
-def _rendered(kind, translation, span, code):
-    """The source text of a translated comment or docstring, laid out like the English's."""
+def _rendered(kind, translations, span, code):
+    """The source text of a translated comment or docstring, laid out like the English's.
+
+    *translations* are the text's paragraphs (a docstring may have several):
+    each is wrapped to the English's width, with a blank line between two.
+    """
     indent = " " * span[1]
     width = max(40, 79 - span[1] - 2)
     if kind == "docstring":
         literal = code.splitlines()[span[0] - 1][span[1]:]
         quote = literal.lstrip("rbuRBU")[:3]
-        prefix = _raw_prefix(literal[: len(literal) - len(literal.lstrip("rbuRBU"))], translation)
-        lines = _wrap(translation, width - 4)
-        if len(lines) == 1:
-            return f"{prefix}{quote}{translation}{quote}"
-        body = textwrap.indent("\n".join(lines), indent).lstrip(" ")
+        prefix = _raw_prefix(literal[: len(literal) - len(literal.lstrip("rbuRBU"))],
+                             "".join(translations))  # fmt: skip
+        paragraphs = [_wrap(text, width - 4) for text in translations]
+        if len(paragraphs) == 1 and len(paragraphs[0]) == 1:
+            return f"{prefix}{quote}{translations[0]}{quote}"
+        lines = [line for i, p in enumerate(paragraphs) for line in ([""] if i else []) + p]
+        body = "\n".join(indent + line if line else "" for line in lines).lstrip(" ")
         return f"{prefix}{quote}{body}\n{indent}{quote}"
+    (translation,) = translations
     line = code.splitlines()[span[0] - 1]
     if line[: span[1]].strip():  # after code on its line: one line, as the English
         return "# " + translation
@@ -184,14 +268,19 @@ def localized_code(code, translate):
     """Return (*code* with its comments and docstrings translated, [English texts refused]).
 
     ``translate(text)`` gives a translation or the text itself. A translation
-    that would change the code's tokens is refused: that text stays English.
+    that would change the code's tokens is refused: that text stays English
+    (for a docstring, every paragraph of it).
     """
     english, refused = code_tokens(code), []
-    for kind, text, span in reversed(texts(code)):  # from the end: earlier spans stay valid
-        translation = translate(text)
-        if translation == text or not translation.strip():
+    grouped = itertools.groupby(reversed(texts(code)), key=lambda found: found[2])
+    for span, found in grouped:  # from the end: earlier spans stay valid
+        found = list(found)[::-1]  # a docstring's paragraphs, in their order
+        kind, originals = found[0][0], [text for _, text, _ in found]
+        translations = [translate(text) for text in originals]
+        translations = [t if t.strip() else e for t, e in zip(translations, originals, strict=True)]
+        if translations == originals:
             continue
-        candidate = _replace_span(code, span, _rendered(kind, translation, span, code))
+        candidate = _replace_span(code, span, _rendered(kind, translations, span, code))
         try:
             same = code_tokens(candidate) == english
         except (tokenize.TokenError, IndentationError, SyntaxError):
@@ -199,20 +288,21 @@ def localized_code(code, translate):
         if same:
             code = candidate
         else:
-            refused.append(text)
+            refused += [e for t, e in zip(translations, originals, strict=True) if t != e][::-1]
     return code, refused[::-1]
 
 
 # -- Prose ---------------------------------------------------------------------------
 
 
-def localized_prose(rst, translate, parse, accept=lambda rst: True):
+def localized_prose(rst, translate, parse, accept=lambda rst: True, width=None):
     """Return (*rst*, a text cell of an example, translated; [English messages refused]).
 
     *parse* turns reST into a doctree (as the checks parse messages); each
     translatable node's source text is found in *rst* and replaced, if
     ``accept(new rst)``; a title's underline is made as wide as the
-    translated title.
+    translated title. With a *width*, each other translation is wrapped to
+    it (:func:`_wrap`), its lines indented as the English paragraph's first.
     """
     from sphinx.util.nodes import extract_messages
 
@@ -233,6 +323,9 @@ def localized_prose(rst, translate, parse, accept=lambda rst: True):
         if isinstance(node, nodes.title) and underline:
             new += "\n" + underline[1] * max(_width(translation), 1)
             end += underline.end()
+        elif width and not isinstance(node, nodes.title):
+            indent = match.start() - (rst.rfind("\n", 0, match.start()) + 1)
+            new = ("\n" + " " * indent).join(_wrap(translation, max(40, width - indent)))
         candidate = rst[: match.start()] + new + rst[end:]
         if not accept(candidate):
             refused.append(english)
@@ -575,14 +668,15 @@ def _localize_thumbnails(app, doctree):
 # -- Downloads ------------------------------------------------------------------------------
 
 
-def localized_script(path, translate, parse):
+def localized_script(path, translate, parse, wrap=True):
     """The example at *path* with its prose, comments and docstrings translated.
 
     Sphinx-Gallery's cells stay where they are: the module docstring and each
     ``# %%`` cell of comment lines hold reST prose, translated message by
-    message (:func:`localized_prose`); code cells keep every token
-    (:func:`localized_code`). A translation that would change the script's
-    tokens is not used. Returns (text, [English texts refused]).
+    message (:func:`localized_prose`) and, with *wrap*, wrapped at 79 columns
+    as the English is; code cells keep every token (:func:`localized_code`).
+    A translation that would change the script's tokens is not used.
+    Returns (text, [English texts refused]).
     """
     from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
@@ -604,7 +698,8 @@ def localized_script(path, translate, parse):
                 def same(body, match=match, english=english):
                     return _same_tokens(match[1] + body + match[3] + chunk[match.end():], english)
 
-                body, rejected = localized_prose(match[2], translate, parse, same)
+                body, rejected = localized_prose(match[2], translate, parse, same,
+                                                 width=79 if wrap else None)  # fmt: skip
                 refused += rejected
                 opening = re.sub(r'[rRuU]?(?=""")', lambda m: _raw_prefix(m[0], body), match[1])
                 chunk = opening + body + match[3] + chunk[match.end():]
@@ -612,7 +707,7 @@ def localized_script(path, translate, parse):
             cell = chunk.splitlines(keepends=True)
             count = next((i for i, line in enumerate(cell) if not line.startswith("#")), len(cell))
             text = "".join(re.sub(r"^# ?", "", line) for line in cell[:count])
-            body, rejected = localized_prose(text, translate, parse)
+            body, rejected = localized_prose(text, translate, parse, width=77 if wrap else None)
             refused += rejected
             chunk = "".join(f"# {line}".rstrip() + "\n" for line in body.splitlines())
             chunk += "".join(cell[count:])
@@ -639,16 +734,19 @@ def localized_downloads(example, translate, parse, gallery_conf):
     """Return (script, notebook, [English texts refused]) of *example* in a translation.
 
     The notebook is made from the translated script by Sphinx-Gallery's own
-    converter. Both are checked against the English: the script's tokens and
-    each notebook code cell's tokens equal the English ones, else the English
-    is handed out (and the refusal names the whole script).
+    converter, its prose left unwrapped: a line break between two Chinese
+    characters of its Markdown reaches the HTML, and Chromium shows it as a
+    space. Both are checked against the English:
+    the script's tokens and each notebook code cell's tokens equal the
+    English ones, else the English is handed out (and the refusal names the
+    whole script).
     """
     script, refused = localized_script(example, translate, parse)
     english = _notebook(example, gallery_conf)
     with tempfile.TemporaryDirectory() as scratch:  # Sphinx-Gallery parses files, not text
         path = os.path.join(scratch, os.path.basename(example))
         with open(path, "w", encoding="utf-8") as out:
-            out.write(script)
+            out.write(localized_script(example, translate, parse, wrap=False)[0])
         notebook = _notebook(path, gallery_conf, os.path.dirname(example))
     cells = [code_tokens(cell) for cell in notebook_code(english)]
     if [code_tokens(cell) for cell in notebook_code(notebook)] != cells:
