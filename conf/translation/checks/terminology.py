@@ -16,6 +16,10 @@ def load_glossary(path):
     return tuple(sorted(rows, key=lambda row: -len(row["en"])))
 
 
+# A printf-style placeholder, as Python's %-formatting and Sphinx's templates write them.
+_PLACEHOLDER = re.compile(r"%\(\w+\)[a-z]")
+
+
 @functools.cache
 def _term_pattern(term):
     """Match *term* as a whole word, in any case, with a plural -s or -es."""
@@ -28,6 +32,7 @@ def check(message):
         return  # code: names in it are not terms
     msgstr, lang = message.msgstr, message.lang
     prose = parse(message.msgid, message.syntax, message.project.roles).prose
+    prose = _PLACEHOLDER.sub(" ", prose)  # %(backend)s stands for a value, not for the word
     missing = []
     for row in message.project.glossary:
         pattern = _term_pattern(row["en"])
