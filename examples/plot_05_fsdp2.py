@@ -14,11 +14,14 @@ them into ``WORLD_SIZE`` shards and gives each process one: with N processes,
 each holds about ``1/N`` of the model, of its gradients and of the
 optimizer's state.
 
-This page shards the classifier of the :ref:`previous tutorial
-<ddp-training>`, shows what each process then holds, trains it, checks that
-the result equals training in one process, and saves and loads it: with
-Distributed Checkpoint (DCP), each process writing its own shards, and as one
-ordinary state dict on rank 0. Run it with
+This page follows the recipe practitioners use, on a small model made of
+repeated blocks: build it on the ``meta`` device, shard each block and then
+the whole model, give the shards memory and their starting values, and
+train with mixed precision, gradient accumulation and gradient clipping. It
+measures what each process holds, beside DDP, saves the whole training state
+with Distributed Checkpoint (DCP), resumes a job stopped with 2 processes
+with 4 and compares it with an uninterrupted run, and compares the training
+of 2 processes with that of one. Run it with
 
 .. code-block:: bash
 
@@ -37,12 +40,15 @@ that built it.
 # Imports and settings
 # --------------------
 #
-# The settings are those of the previous tutorial; ``STEPS`` AdamW steps are
-# enough to compare with one process.
+# A step of the training sees ``GLOBAL_BATCH`` samples over all processes,
+# in ``MICRO_BATCHES`` forward and backward passes (gradient accumulation).
+# The run that is interrupted stops after ``STOPPED_AFTER`` of its ``STEPS``
+# steps.
 
 import contextlib
 import gc
 import io
+import itertools
 import math
 import os
 import socket
@@ -58,15 +64,18 @@ import torch.distributed.checkpoint as dcp
 import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
-from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.checkpoint.state_dict import (
     StateDictOptions,
     get_model_state_dict,
     get_state_dict,
+    set_model_state_dict,
     set_state_dict,
 )
+from torch.distributed.checkpoint.stateful import Stateful
+from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+from torch.distributed.tensor import DTensor
+from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 if __name__ == "__main__":  # not again in each process the page starts
@@ -74,16 +83,23 @@ if __name__ == "__main__":  # not again in each process the page starts
 
 SEED = 0
 GLOBAL_BATCH = 240
-STEPS = 3
-LEARNING_RATE = 0.02
+MICRO_BATCHES = 2
+STEPS = 6
+STOPPED_AFTER = 3
+LEARNING_RATE = 0.003
+MAX_NORM = 1.5
+WIDTH, DEPTH = 64, 4
 
 # %%
-# The task and the model
-# ----------------------
+# The task and a model of repeated blocks
+# ---------------------------------------
 #
-# The same three spirals as in the previous tutorial, and a wider version of
-# its network, so that the shards are easy to see: 128 numbers between the
-# layers instead of 64.
+# The three spirals of the previous tutorials, and a network in the shape of
+# a transformer's, without attention: a layer that widens the 2 coordinates
+# to ``WIDTH`` numbers, ``DEPTH`` identical residual blocks (a ``LayerNorm``,
+# a ``Linear`` to four times the width, GELU, a ``Linear`` back, added to the
+# block's input), and a layer that scores the 3 arms. Real models repeat such
+# a block dozens of times, and FSDP2 is applied block by block.
 
 
 def spirals(n, seed, arms=3, noise=0.25):
@@ -99,16 +115,38 @@ def spirals(n, seed, arms=3, noise=0.25):
 train_set = spirals(2400, seed=1)
 
 
-def make_model():
-    """2 numbers in, a score for each of the 3 arms out."""
-    return nn.Sequential(
-        nn.Linear(2, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 3)
-    )
+class Block(nn.Module):
+    """A residual block: LayerNorm, a Linear to four times the width, GELU, a Linear back."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.up = nn.Linear(width, 4 * width)
+        self.down = nn.Linear(4 * width, width)
+
+    def forward(self, x):
+        return x + self.down(F.gelu(self.up(self.norm(x))))
+
+
+class Net(nn.Module):
+    """2 numbers in, ``DEPTH`` blocks of ``WIDTH``, a score for each of the 3 arms out."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(2, WIDTH)
+        self.blocks = nn.ModuleList(Block(WIDTH) for _ in range(DEPTH))
+        self.head = nn.Linear(WIDTH, 3)
+
+    def forward(self, x):
+        x = self.embed(x)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
 
 
 # %%
-# Sharding the model
-# ------------------
+# Build, shard, then give memory and values
+# -----------------------------------------
 #
 # ``fully_shard(module, mesh=mesh)`` replaces every parameter of ``module``
 # with a ``DTensor``: a tensor that knows it is distributed over a *device
@@ -117,52 +155,98 @@ def make_model():
 # processes use. Pass it explicitly: without ``mesh=``, ``fully_shard`` makes
 # a mesh on the machine's accelerator whatever the process group's backend,
 # so on a machine with a GPU, processes meant for the CPU and ``gloo`` would
-# move their parameters to CUDA anyway. Its placement is ``Shard(0)``: the
+# move their parameters to CUDA anyway. The placement is ``Shard(0)``: each
 # parameter is cut along its first dimension into ``WORLD_SIZE`` pieces, as
 # ``torch.chunk`` would cut it, and each process keeps only its own piece.
-# Each call makes one group of parameters, which FSDP2 gathers and scatters
-# together. Calling it on every layer first and on the whole model last
-# ("bottom-up") makes one group per layer, which is what saves memory:
 #
-# * Just before a layer runs, FSDP2 *all-gathers* its group: every process
-#   receives the other pieces and, for a moment, holds that layer whole.
-#   After the layer's forward it frees them again
-#   (``reshard_after_forward``), and gathers them once more for the backward.
-#   Only the layer that runs is whole, and at most the next one, which FSDP2
-#   starts gathering early so that the communication overlaps the
-#   computation. With the whole model in one group, all of it would be whole.
-# * After a layer's backward, FSDP2 *reduce-scatters* its gradients: they
-#   are averaged over the processes, as DDP averages them, but each process
+# Each call makes one group of parameters, which FSDP2 gathers and frees
+# together. Calling it on every block first and on the whole model last
+# makes one group per block, and one for what is left (the first and the
+# last layer), the *root* group:
+#
+# * Just before a block runs, FSDP2 *all-gathers* its group: every process
+#   receives the other pieces and, for a moment, holds that block whole.
+#   After the block's forward it frees them again, and gathers them once
+#   more for the backward. While it computes one block, it already gathers
+#   the next, so that communication overlaps computation. The root group is
+#   the exception: by default it stays whole from the forward to the end of
+#   the backward, which needs it again at once (``reshard_after_forward``).
+#   So at any time a process holds its shards, the root group whole, and
+#   one or two blocks whole.
+# * After a block's backward, FSDP2 *reduce-scatters* its gradients: they are
+#   averaged over the processes, as DDP averages them, but each process
 #   receives only the piece that matches its parameters.
 # * The optimizer, built on the sharded parameters, updates each process's
 #   pieces only, so its state is sharded too.
 #
-# The price is communication: every step gathers each layer twice. What it
-# buys is memory: each process holds about ``1/WORLD_SIZE`` of everything
-# that DDP holds whole.
+# A model too large for one process cannot be built whole first. So it is
+# built on the ``meta`` device, which records shapes and allocates nothing,
+# sharded there, and only then given memory for this process's shards with
+# ``model.to_empty(device=device)``, which leaves their values undefined.
+# The values come last: here rank 0 makes them, as one process would with
+# the seed (for a large model, it would read them from a checkpoint, or each
+# process would read only its shards with DCP, below), and
+# ``set_model_state_dict(..., full_state_dict=True, broadcast_from_rank0=True)``
+# sends each process its pieces. FSDP2 itself copies no parameter from rank
+# 0, unlike DDP: without this step, each process would keep the pieces of
+# the model *it* built.
+#
+# ``precision`` chooses the mixed precision, explained below; ``None`` trains
+# in ``float32``.
 
 
-def shard(model, device, mp_policy=MixedPrecisionPolicy()):
-    """Apply FSDP2 to each ``nn.Linear`` of ``model``, then to ``model`` itself."""
+def starting_values():
+    """The values a ``Net`` starts with in one process, after ``torch.manual_seed(SEED)``."""
+    torch.manual_seed(SEED)
+    return Net().state_dict()
+
+
+def sharded_model(device, precision=None):
+    """A ``Net`` built on the ``meta`` device, sharded per block and at the root, given values."""
     mesh = init_device_mesh(device.type, (dist.get_world_size(),))
-    for layer in model:
-        if isinstance(layer, nn.Linear):
-            fully_shard(layer, mesh=mesh, mp_policy=mp_policy)
-    fully_shard(model, mesh=mesh, mp_policy=mp_policy)
+    blocks, root = policies(precision)
+    with torch.device("meta"):
+        model = Net()  # shapes only, no memory
+    for block in model.blocks:
+        fully_shard(block, mesh=mesh, mp_policy=blocks)
+    fully_shard(model, mesh=mesh, mp_policy=root)
+    model.to_empty(device=device)  # memory for this process's pieces, no values yet
+    full = starting_values() if dist.get_rank() == 0 else {}
+    options = StateDictOptions(full_state_dict=True, broadcast_from_rank0=True)
+    set_model_state_dict(model, full, options=options)  # each process gets its pieces
     return model
 
 
 # %%
-# Unlike DDP, FSDP2 copies no parameters from rank 0 when it shards: each
-# process keeps its piece of the model *it* built. The processes must
-# therefore build the same model, here with the same seed in every process:
-# with a seed per process, the pieces would come from different models, a
-# patchwork that no process built (the last job on this page shows it).
-# Models too large to
-# build in one process are built on the ``"meta"`` device, which allocates
-# nothing, sharded, given memory for their pieces with ``model.to_empty()``,
-# and then loaded from a checkpoint.
+# Mixed precision
+# ---------------
 #
+# FSDP2 does mixed precision itself, by layer group rather than by operation
+# as ``torch.autocast`` does. With ``param_dtype=torch.bfloat16``, each
+# process casts its ``float32`` pieces to bfloat16 just before the
+# all-gather, a temporary copy that is freed with the gathered group, and the
+# block computes in bfloat16. The sharded parameters that the optimizer
+# updates stay in ``float32``: there is no second, permanent copy of the
+# model, as there is in mixed precision that keeps ``float32`` master
+# weights beside bfloat16 ones. ``reduce_dtype=torch.float32`` averages the
+# gradients in ``float32``. And ``output_dtype=torch.float32``, on the root
+# group only, casts the model's output back: the scores, and so the loss and
+# its average over the processes, are ``float32`` numbers (without it they
+# would be bfloat16, with 2 to 3 significant digits). On a block the output
+# must stay bfloat16, since the next block computes in bfloat16.
+
+
+def policies(precision):
+    """The mixed-precision policies of the blocks and of the root (no change for ``None``)."""
+    if precision is None:
+        return MixedPrecisionPolicy(), MixedPrecisionPolicy()
+    blocks = MixedPrecisionPolicy(param_dtype=precision, reduce_dtype=torch.float32)
+    root = MixedPrecisionPolicy(param_dtype=precision, reduce_dtype=torch.float32,
+                                output_dtype=torch.float32)  # fmt: skip
+    return blocks, root
+
+
+# %%
 # What every process runs
 # -----------------------
 #
@@ -172,10 +256,7 @@ def shard(model, device, mp_policy=MixedPrecisionPolicy()):
 # modules it shards refer to each other, so ``del model`` alone leaves them,
 # and the process group they hold, alive until Python's garbage collector
 # next runs; ``gc.collect()`` frees them while the group still exists, as the
-# DDP tutorial does with its model. ``train_steps`` is the previous
-# tutorial's training loop, cut to ``STEPS`` steps: each process loads its
-# share of each global batch through a ``DistributedSampler``, and the loss
-# it logs is the mean over all processes.
+# DDP tutorial does with its model.
 
 
 def device_for_this_process():
@@ -212,150 +293,323 @@ def this_process():
     return rank, dist.get_world_size(), device_for_this_process(), log
 
 
-def train_steps(model, optimizer, device, log):
-    """``STEPS`` steps on the first global batches; return the losses."""
-    sampler = DistributedSampler(train_set, seed=SEED)
+# %%
+# A step: accumulation and clipping
+# ---------------------------------
+#
+# Each process loads its share of every global batch through a
+# ``DistributedSampler``, and splits it into ``MICRO_BATCHES`` micro-batches,
+# each with its own forward and backward pass; the gradients add up in
+# ``.grad``. For all but the last, ``model.set_requires_gradient_sync(False)``
+# (FSDP2's counterpart of DDP's ``no_sync``) skips the reduce-scatter: each
+# process keeps adding to the whole, unsharded gradient of every group,
+# which costs the memory of a whole gradient until the last micro-batch
+# reduce-scatters the sum. Each micro-batch's loss is divided by their
+# number, so that the sum is the gradient of the mean over the global batch.
+#
+# ``torch.nn.utils.clip_grad_norm_`` works on the sharded gradients as it does
+# on plain ones: the norm it computes over ``DTensor`` pieces is the norm of
+# the whole gradient, a ``DTensor`` itself (``full_tensor()`` gives its
+# value), and it scales every piece by the same factor. The learning rate
+# warms up over the first steps (``LambdaLR``).
+
+
+def micro_batches(inputs, labels):
+    """This process's share of a global batch, in ``MICRO_BATCHES`` pieces."""
+    return list(zip(inputs.chunk(MICRO_BATCHES), labels.chunk(MICRO_BATCHES)))
+
+
+def train_step(model, optimizer, scheduler, inputs, labels):
+    """One optimizer step over the global batch; return its mean loss and gradient norm."""
+    optimizer.zero_grad()
+    total = torch.zeros((), device=inputs.device)
+    pieces = micro_batches(inputs, labels)
+    for number, (x, y) in enumerate(pieces, start=1):
+        model.set_requires_gradient_sync(number == len(pieces))  # only the last reduces
+        loss = F.cross_entropy(model(x), y) / len(pieces)
+        loss.backward()
+        total += loss.detach()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), MAX_NORM)
+    optimizer.step()
+    scheduler.step()
+    dist.all_reduce(total)  # the losses of all processes' shares, summed
+    return total.item() / dist.get_world_size(), norm.full_tensor().item()
+
+
+def warm_up(optimizer):
+    """A learning rate that grows to ``LEARNING_RATE`` over the first 3 steps."""
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / 3))
+
+
+def global_batches(device, steps_done=0):
+    """This process's share of each global batch, from step ``steps_done + 1`` on."""
+    sampler = DistributedSampler(train_set, seed=SEED)  # epoch 0: the first 10 steps
     per_process = GLOBAL_BATCH // dist.get_world_size()
     loader = DataLoader(train_set, batch_size=per_process, sampler=sampler)
-    losses = []
-    for step, (inputs, labels) in zip(range(STEPS), loader):
-        loss = F.cross_entropy(model(inputs.to(device)), labels.to(device))
-        optimizer.zero_grad()
-        loss.backward()  # FSDP2 reduce-scatters the gradients here
-        optimizer.step()
-        mean = loss.detach().clone()
-        dist.all_reduce(mean)
-        losses.append(mean.item() / dist.get_world_size())
-    log("losses: " + ", ".join(f"{loss:.6f}" for loss in losses))
-    return losses
+    for inputs, labels in itertools.islice(loader, steps_done, None):
+        yield inputs.to(device), labels.to(device)
+
+
+# %%
+# The whole training state, in one checkpoint
+# -------------------------------------------
+#
+# A job that resumes needs more than the model: the optimizer's state, the
+# learning-rate schedule, the number of steps done (which also says where in
+# the data to go on) and the random state. DCP saves them together when they
+# come as one ``Stateful`` object, whose ``state_dict()`` DCP calls when it
+# saves and whose ``load_state_dict()`` it calls when it loads:
+#
+# * ``get_state_dict(model, optimizer)`` returns the model's and the
+#   optimizer's state as sharded ``DTensor``\ s; ``dcp.save`` has every
+#   process write its own pieces, in parallel, into one folder: a file per
+#   process and a ``.metadata`` file that says where each piece is. No tensor
+#   is gathered, so this works for models that no process could hold whole.
+#   Every process must be able to write to that folder, and, to resume, to
+#   read all of it: on several machines, a shared file system.
+# * ``dcp.load`` reads into a sharded model and optimizer of *any* number of
+#   processes: each reads only the parts of the files that overlap its own
+#   pieces. ``set_state_dict`` puts them in place. So a job saved by 2
+#   processes can go on with 4.
+# * The other values are saved once: the schedule, the steps, and the random
+#   state of rank 0. All processes here seed and draw alike (the model has no
+#   dropout); a job whose processes draw differently would save each one's
+#   state under its own key, and could then resume only with as many
+#   processes.
+
+
+class TrainingState(Stateful):
+    """What a resumed job needs: model, optimizer, schedule, steps done, random state."""
+
+    def __init__(self, model, optimizer, scheduler):
+        self.model, self.optimizer, self.scheduler = model, optimizer, scheduler
+        self.steps = 0
+
+    def state_dict(self):
+        model, optimizer = get_state_dict(self.model, self.optimizer)
+        return {"model": model, "optimizer": optimizer, "scheduler": self.scheduler.state_dict(),
+                "steps": self.steps, "rng": torch.get_rng_state()}  # fmt: skip
+
+    def load_state_dict(self, state):
+        set_state_dict(self.model, self.optimizer, model_state_dict=state["model"],
+                       optim_state_dict=state["optimizer"])  # fmt: skip
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.steps = state["steps"]
+        torch.set_rng_state(state["rng"])
+
+
+def newest_checkpoint(folder):
+    """The checkpoint of the most steps in ``folder``, or None."""
+    found = sorted(Path(folder).glob("step-*"), key=lambda p: int(p.name.split("-")[1]))
+    return found[-1] if found else None
 
 
 # %%
 # What each process holds
 # -----------------------
 #
-# ``describe`` prints, for each parameter, its full shape, its placement and
+# ``holdings`` counts, in one process, the numbers of its parameters, of its
+# gradients and of AdamW's state, its pieces only. ``with_ddp`` trains one
+# step of the same model with DDP, for comparison, and counts the same. On a
+# GPU, each also reports the most memory the process had allocated
+# (``torch.cuda.max_memory_allocated``): the shards, plus what was gathered
+# or computed for a moment.
+
+
+def local(tensor):
+    """This process's piece of a sharded tensor, or the tensor itself."""
+    return tensor.to_local() if isinstance(tensor, DTensor) else tensor
+
+
+def holdings(model, optimizer, device):
+    """The numbers this process holds: parameters, gradients, optimizer state; peak MiB on a GPU."""
+    parameters = sum(local(p).numel() for p in model.parameters())
+    gradients = sum(local(p.grad).numel() for p in model.parameters() if p.grad is not None)
+    state = sum(local(v).numel() for per_parameter in optimizer.state.values()
+                for v in per_parameter.values() if torch.is_tensor(v) and v.ndim)  # fmt: skip
+    peak = torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else None
+    return parameters, gradients, state, peak
+
+
+def with_ddp(device):
+    """One step of the same model with DDP; what this process then holds."""
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    torch.manual_seed(SEED)
+    model = DDP(Net().to(device), device_ids=[device] if device.type == "cuda" else None)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
+    inputs, labels = next(global_batches(device))
+    F.cross_entropy(model(inputs), labels).backward()
+    optimizer.step()
+    found = holdings(model, optimizer, device)
+    del model, optimizer
+    return found
+
+
+def held_table(fsdp, ddp, log):
+    """Log, per process, what FSDP2 and DDP hold; return it, every process's."""
+    everyone = [None] * dist.get_world_size()
+    dist.all_gather_object(everyone, (fsdp, ddp))
+    gpu = fsdp[3] is not None
+    log(f"{'numbers held':<18}{'parameters':>11}{'gradients':>10}{'AdamW state':>12}"
+        + ("  peak MiB" if gpu else ""))  # fmt: skip
+    rows = [(f"FSDP2, rank {rank}", mine) for rank, (mine, _) in enumerate(everyone)]
+    rows += [(f"DDP, rank {rank}", theirs) for rank, (_, theirs) in enumerate(everyone)]
+    for name, (parameters, gradients, state, peak) in rows:
+        log(f"{name:<18}{parameters:>11}{gradients:>10}{state:>12}"
+            + (f"{peak:>10.1f}" if gpu else ""))  # fmt: skip
+    return everyone
+
+
+# %%
+# Pieces, and a block while it runs
+# ---------------------------------
+#
+# ``describe`` prints, for a few parameters, the full shape, the placement and
 # the shape of each process's piece, collected from all of them with
-# ``all_gather_object``. A forward pre-hook, which runs after FSDP2's own,
-# looks at the middle layer's weight while the layer runs.
+# ``all_gather_object``, and how many numbers each process holds in all. A
+# forward pre-hook, which runs after FSDP2's own, looks at a block's weight
+# while that block runs.
+
+SHOWN = ("embed.weight", "blocks.0.norm.weight", "blocks.0.up.weight", "blocks.0.down.weight",
+         "head.weight", "head.bias")  # fmt: skip
 
 
 def describe(model, log):
-    """Log each parameter's full shape, placement and the pieces of all processes."""
-    pieces = {name: tuple(p.to_local().shape) for name, p in model.named_parameters()}
+    """Log the pieces of the ``SHOWN`` parameters in every process; return them all."""
+    pieces = {name: tuple(local(p).shape) for name, p in model.named_parameters()}
     everyone = [None] * dist.get_world_size()
     dist.all_gather_object(everyone, pieces)
-    log(f"{'parameter':<10}{'shape':<12}{'placement':<16}pieces, rank 0 first")
-    for name, p in model.named_parameters():
-        shapes = [str(each[name]) for each in everyone]
+    log(f"{'parameter':<22}{'shape':<11}{'placement':<14}pieces, rank 0 first")
+    shapes = dict(model.named_parameters())
+    for name in SHOWN:
         runs = []  # "3 × (1, 128), (0, 128)"
-        for shape in shapes:
+        for shape in (str(each[name]) for each in everyone):
             if runs and runs[-1][1] == shape:
                 runs[-1][0] += 1
             else:
                 runs.append([1, shape])
         listed = ", ".join(shape if n == 1 else f"{n} × {shape}" for n, shape in runs)
-        log(f"{name:<10}{str(tuple(p.shape)):<12}{p.placements[0]!r:<16}{listed}")
+        parameter = shapes[name]
+        log(f"{name:<22}{str(tuple(parameter.shape)):<11}{parameter.placements[0]!r:<14}{listed}")
     held = [sum(math.prod(shape) for shape in each.values()) for each in everyone]
     log(f"numbers held: {' + '.join(map(str, held))} = {sum(held)}, one model")
     return everyone
 
 
-def watch_middle_layer(model, log):
-    """Log, once, what the middle layer's weight is while the layer runs."""
+def watch_a_block(model, log):
+    """Log, once, what a block's weight is while the block runs."""
 
     def during(module, args):
         w = module.weight
-        log(f"during 2's forward: 2.weight is a {type(w).__name__} of {tuple(w.shape)},"
-            f" {w.dtype}")  # fmt: skip
+        log(f"while blocks.1 runs: blocks.1.up.weight is a {type(w).__name__} of"
+            f" {tuple(w.shape)}, {w.dtype}")  # fmt: skip
         handle.remove()
 
-    handle = model[2].register_forward_pre_hook(during)
+    handle = model.blocks[1].up.register_forward_pre_hook(during)
 
 
 # %%
-# Checkpoints
-# -----------
+# The recipe
+# ----------
 #
-# There are two ways to save a sharded model, and a real training uses both:
-#
-# * **Distributed Checkpoint** (``torch.distributed.checkpoint``, DCP):
-#   ``get_state_dict(model, optimizer)`` returns the model's and the
-#   optimizer's state as sharded ``DTensor``\ s, and ``dcp.save`` has every
-#   process write its own pieces, in parallel, to one folder: a file per
-#   process and a ``.metadata`` file that says where each piece is. No
-#   tensor is gathered, so this works for models that no process could hold
-#   whole.
-#   ``dcp.load`` reads into a sharded model and optimizer of any number of
-#   processes, each reading only the pieces it needs; ``set_state_dict``
-#   puts them in place. Use it for the checkpoints you resume from.
-# * **A full state dict on rank 0**: ``get_model_state_dict`` with
-#   ``StateDictOptions(full_state_dict=True, cpu_offload=True)`` gathers the
-#   whole model, in ordinary tensors, on rank 0's CPU; the other processes get
-#   an empty dict. Saved with ``torch.save``, it loads into the plain model,
-#   without FSDP2, for evaluation or inference. The model must fit in one
-#   process's memory.
+# ``recipe`` puts the pieces together: it builds and shards the model,
+# makes the optimizer and the schedule, resumes from a checkpoint if it is
+# given one, trains up to ``until`` steps, logging each step's loss and the
+# gradient's norm before clipping, and saves the whole training state after
+# the steps in ``save_after``. Last, it writes the model's full state dict
+# on rank 0 (``get_model_state_dict`` with ``full_state_dict=True`` and
+# ``cpu_offload=True`` gathers it there; the other processes get an empty
+# dict): one ordinary file, which loads into a ``Net`` without FSDP2, for
+# evaluation or inference, and which this page compares.
 
 
-def checkpoints(model, optimizer, device, folder, log):
-    """Save with DCP, load it into a fresh model and optimizer; write the full state dict."""
-    model_state, optimizer_state = get_state_dict(model, optimizer)
-    dcp.save({"model": model_state, "optimizer": optimizer_state}, checkpoint_id=folder / "dcp")
-    log("DCP wrote: " + ", ".join(sorted(p.name for p in (folder / "dcp").iterdir())))
+def recipe(folder, precision=torch.bfloat16, resume_from=None, until=STEPS, save_after=(),
+           show=False):  # fmt: skip
+    """Train with FSDP2 from the start or from a checkpoint; return what it did.
 
-    torch.manual_seed(SEED)
-    fresh = shard(make_model().to(device), device)
-    fresh_optimizer = torch.optim.AdamW(fresh.parameters(), lr=LEARNING_RATE)
-    model_state, optimizer_state = get_state_dict(fresh, fresh_optimizer)
-    loaded = {"model": model_state, "optimizer": optimizer_state}
-    dcp.load(loaded, checkpoint_id=folder / "dcp")  # into these tensors, in place
-    set_state_dict(fresh, fresh_optimizer, model_state_dict=loaded["model"],
-                   optim_state_dict=loaded["optimizer"])  # fmt: skip
-    same = True
-    for a, b in zip(model.parameters(), fresh.parameters()):
-        same &= torch.equal(a.to_local(), b.to_local())
-        for name in ("exp_avg", "exp_avg_sq"):
-            same &= torch.equal(optimizer.state[a][name].to_local(),
-                                fresh_optimizer.state[b][name].to_local())  # fmt: skip
-    same = torch.tensor(int(same), device=device)  # a collective's tensors: on this device
-    dist.all_reduce(same, op=dist.ReduceOp.MIN)  # true only if true everywhere
-    log(f"DCP loaded into a fresh sharded model and optimizer: equal to the saved ones"
-        f" everywhere: {bool(same)}")  # fmt: skip
-
-    options = StateDictOptions(full_state_dict=True, cpu_offload=True)
-    full = get_model_state_dict(model, options=options)
-    counts = [None] * dist.get_world_size()
-    dist.all_gather_object(counts, len(full))
-    if dist.get_rank() == 0:
-        torch.save(full, folder / "model.pt")
-    dist.barrier()
-    others = max(counts[1:], default=0)
-    log(f"full state dict: {counts[0]} tensors on rank 0, {others} on the others;"
-        f" rank 0 saved model.pt")  # fmt: skip
-    del fresh, fresh_optimizer
-
-
-# %%
-# The job of each result: shard, describe, train, save and load.
-
-
-def fsdp_job(folder):
-    """Shard the model, show what each process holds, train, save and load."""
+    With ``show``, it also logs the pieces (``describe``) and, after training,
+    what each process holds beside DDP.
+    """
     rank, world_size, device, log = this_process()
-    torch.manual_seed(SEED)  # the same model in every process
-    model = shard(make_model().to(device), device)
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    model = sharded_model(device, precision)
     optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
-    pieces = describe(model, log)
-    watch_middle_layer(model, log)
-    losses = train_steps(model, optimizer, device, log)
-    w = model[2].weight
-    average = optimizer.state[w]["exp_avg"]
-    log(f"after it: 2.weight is a {type(w).__name__} with a local piece of"
-        f" {tuple(w.to_local().shape)}; AdamW's exp_avg for it:"
-        f" {tuple(average.to_local().shape)}")  # fmt: skip
-    checkpoints(model, optimizer, device, Path(folder), log)
-    del model, optimizer
-    return losses, pieces
+    state = TrainingState(model, optimizer, warm_up(optimizer))
+    record = {"losses": {}}
+    if resume_from:
+        dcp.load({"training": state}, checkpoint_id=resume_from)  # into these pieces
+        log(f"resumed from {Path(resume_from).name}: {state.steps} steps done")
+    if show:
+        record["pieces"] = describe(model, log)
+    watch_a_block(model, log)
+    for inputs, labels in global_batches(device, state.steps):
+        if state.steps == until:
+            break
+        loss, norm = train_step(model, optimizer, state.scheduler, inputs, labels)
+        state.steps += 1
+        record["losses"][state.steps] = loss
+        log(f"step {state.steps}: loss {loss:.6f}, gradient norm {norm:.4f}"
+            + (f", clipped to {MAX_NORM:g}" if norm > MAX_NORM else ""))  # fmt: skip
+        if state.steps in save_after:
+            checkpoint = Path(folder, f"step-{state.steps}")
+            dcp.save({"training": state}, checkpoint_id=checkpoint)
+            log(f"saved {checkpoint.name}: " + ", ".join(sorted(p.name for p in checkpoint.iterdir())))
+    if show:
+        w = model.blocks[1].up.weight
+        log(f"after it: blocks.1.up.weight is a {type(w).__name__} with a local piece of"
+            f" {tuple(local(w).shape)}; AdamW's exp_avg for it:"
+            f" {tuple(local(optimizer.state[w]['exp_avg']).shape)}")  # fmt: skip
+        fsdp = holdings(model, optimizer, device)
+    options = StateDictOptions(full_state_dict=True, cpu_offload=True)
+    full = get_model_state_dict(model, options=options)  # gathered on rank 0, {} elsewhere
+    if rank == 0:
+        torch.save(full, Path(folder, "model.pt"))
+    dist.barrier()
+    del model, optimizer, state, full
+    gc.collect()  # the sharded model goes before DDP's, and before the group
+    if show:
+        record["held"] = held_table(fsdp, with_ddp(device), log)
+    return record
+
+
+def shard_train_and_compare(folder):
+    """A tab: the pieces, the recipe with a checkpoint midway, what each process holds."""
+    return recipe(folder, save_after=(STOPPED_AFTER, STEPS), show=True)
+
+
+def resume(folder, checkpoint):
+    """Go on from ``checkpoint``, to ``STEPS`` steps, with this job's number of processes."""
+    return recipe(folder, resume_from=checkpoint)["losses"]
+
+
+def in_float32(folder):
+    """The recipe without mixed precision."""
+    return recipe(folder, precision=None)["losses"]
+
+
+def train_alone(folder):
+    """The same steps in one process, without FSDP2, in float32; save the model."""
+    _, _, device, _ = this_process()
+    torch.manual_seed(SEED)
+    model = Net().to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
+    scheduler = warm_up(optimizer)
+    losses = {}
+    for step, (inputs, labels) in enumerate(itertools.islice(global_batches(device), STEPS), 1):
+        optimizer.zero_grad()
+        pieces = micro_batches(inputs, labels)
+        losses[step] = 0.0
+        for x, y in pieces:
+            loss = F.cross_entropy(model(x), y) / len(pieces)
+            loss.backward()
+            losses[step] += loss.item()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), MAX_NORM)
+        optimizer.step()
+        scheduler.step()
+    torch.save(model.state_dict(), Path(folder, "model.pt"))
+    return losses
 
 
 # %%
@@ -363,17 +617,20 @@ def fsdp_job(folder):
 # -----------------------------
 #
 # Run as ``torchrun --nproc-per-node=N plot_05_fsdp2.py``, every process runs
-# the whole file, and this cell, seeing ``LOCAL_RANK``, runs the job with
-# them all, writing its checkpoints to ``CHECKPOINT_DIR`` (by default
-# ``fsdp2-checkpoint``), and stops there. Each process uses its own GPU when
-# the machine has one per process, and the CPU with ``gloo`` otherwise; rank 0
-# says so then.
+# the whole file, and this cell, seeing ``LOCAL_RANK``, runs the recipe with
+# them all, saving the training state after every third step in
+# ``CHECKPOINT_DIR`` (by default ``fsdp2-checkpoint``), and stops there. Run
+# again, it goes on from the newest checkpoint, with as many processes as it
+# is given this time. Each process uses its own GPU when the machine has one
+# per process, and the CPU with ``gloo`` otherwise; rank 0 says so then.
 
 if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
     folder = os.environ.get("CHECKPOINT_DIR", "fsdp2-checkpoint")
     os.makedirs(folder, exist_ok=True)
-    run_rank(fsdp_job, folder)
+    newest = newest_checkpoint(folder)
+    run_rank(recipe, folder, torch.bfloat16, newest, STEPS, range(3, STEPS + 1, 3))
     sys.exit()
+
 
 # %%
 # .. rst-class:: collapsed
@@ -478,37 +735,41 @@ def show(world_size, reports):
     return [value for _, value, _ in reports]
 
 
+
+
 # %%
 # .. rst-class:: gpu-tabs
 #
 # Results
 # -------
 #
-# Each tab runs ``fsdp_job`` with that many processes: the table of pieces,
-# the middle layer's weight during its forward, the losses of the 3 steps,
-# the layer and its AdamW state afterwards, and the checkpoints. Only rank 0
-# prints.
+# Each tab runs the recipe with bfloat16 mixed precision and that many
+# processes: the pieces, the block while it runs, the ``STEPS`` steps with
+# their loss and gradient norm and the checkpoints, the block after
+# training, and what each process then holds, FSDP2 beside one step of DDP.
+# Only rank 0 prints.
 
 if __name__ == "__main__":
     scratch = tempfile.TemporaryDirectory(prefix="fsdp2-")  # removed at exit
     folder = scratch.name  # the checkpoints of this page
-losses, pieces = {}, {}
+runs = {}
 
 
 def run_with(world_size):
-    """Run ``fsdp_job`` with ``world_size`` processes and show what rank 0 logged."""
-    checkpoint = os.path.join(folder, f"{world_size}-processes")
-    os.makedirs(checkpoint)
-    reports = launch(world_size, fsdp_job, checkpoint)
-    losses[world_size], pieces[world_size] = show(world_size, reports)[0]
+    """Run a tab's recipe with ``world_size`` processes and show what rank 0 logged."""
+    checkpoints = os.path.join(folder, f"{world_size}-processes")
+    os.makedirs(checkpoints)
+    runs[world_size] = show(world_size, launch(world_size, shard_train_and_compare, checkpoints))[0]
 
 
 # %%
 # 2 processes
 # ^^^^^^^^^^^
 #
-# 128 rows cut in two: 64 each. The last layer's 3 rows cannot be cut evenly:
-# rank 0 keeps 2, rank 1 keeps 1.
+# 256 rows cut in two: 128 each. The last layer's 3 rows cannot be cut
+# evenly: rank 0 keeps 2, rank 1 keeps 1. Each process holds half of the
+# parameters, half of the gradients and half of AdamW's state, where DDP
+# holds all of each in both.
 
 if __name__ == "__main__":
     run_with(2)
@@ -517,8 +778,9 @@ if __name__ == "__main__":
 # 4 processes
 # ^^^^^^^^^^^
 #
-# 32 rows each; the last layer has only 3 rows, so rank 3 holds an empty
-# piece of it. FSDP2 still includes it in every gather and scatter.
+# 64 rows each; the last layer has only 3 rows, so rank 3 holds an empty
+# piece of it. FSDP2 still includes it in every gather and scatter. Each
+# process holds a quarter of everything; DDP's processes still hold it all.
 
 if __name__ == "__main__":
     run_with(4)
@@ -527,7 +789,7 @@ if __name__ == "__main__":
 # Which process keeps which rows
 # ------------------------------
 #
-# The rows of the middle layer's weight and of the last layer's, coloured by
+# The rows of a block's first weight and of the last layer's, coloured by
 # the process that keeps them, for each number of processes above.
 
 try:
@@ -539,139 +801,115 @@ except ImportError:
 if __name__ == "__main__" and plt is not None:
     fig, axes = plt.subplots(1, 2, figsize=(6.4, 2.2), layout="constrained")
     colours = plt.get_cmap("tab10").colors
-    for ax, name in zip(axes, ("2.weight", "4.weight")):
-        for row, (world_size, each) in enumerate(pieces.items()):
+    for ax, name in zip(axes, ("blocks.0.up.weight", "head.weight")):
+        for row, (world_size, run) in enumerate(runs.items()):
             start = 0
-            for rank, rows in enumerate(shape[name][0] for shape in each):
+            for rank, rows in enumerate(shape[name][0] for shape in run["pieces"]):
                 ax.barh(row, rows, left=start, color=colours[rank], edgecolor="white")
                 if rows:
                     ax.text(start + rows / 2, row, f"rank {rank}" if rows > 9 else str(rank),
                             ha="center", va="center", fontsize=7)  # fmt: skip
                 start += rows
-        ax.set_yticks(range(len(pieces)), [f"{n} processes" for n in pieces])
+        ax.set_yticks(range(len(runs)), [f"{n} processes" for n in runs])
         ax.invert_yaxis()
         ax.set_xlabel("rows")
         ax.set_title(f"{name}, {start} rows")
     plt.show()
 
 # %%
+# Resuming with another number of processes
+# -----------------------------------------
+#
+# The 2-process run saved its whole training state after step
+# ``STOPPED_AFTER``, as a job that is then stopped would have. A new job of 4
+# processes loads that checkpoint, each process reading its own pieces, and
+# goes on to step ``STEPS``. Its losses and its final parameters (the full
+# state dict that rank 0 writes) are compared with those of the
+# uninterrupted 2-process run.
+
+
+def largest_difference(path, reference):
+    """The largest difference between the tensors of two saved state dicts."""
+    state, other = torch.load(path, map_location="cpu"), torch.load(reference, map_location="cpu")
+    return max((state[name] - other[name]).abs().max().item() for name in other)
+
+
+if __name__ == "__main__":
+    two = Path(folder, "2-processes")
+    resumed = Path(folder, "resumed")
+    resumed.mkdir()
+    losses = show(4, launch(4, resume, str(resumed), str(two / f"step-{STOPPED_AFTER}")))[0]
+    uninterrupted = runs[2]["losses"]
+    steps = sorted(losses)
+    difference = max(abs(losses[s] - uninterrupted[s]) for s in steps)
+    print(f"steps {steps[0]} to {steps[-1]} resumed with 4 processes, against the uninterrupted"
+          f" 2-process run: largest difference in the losses {difference:.1e}, in the parameters"
+          f" {largest_difference(resumed / 'model.pt', two / 'model.pt'):.1e}")  # fmt: skip
+
+# %%
+# The two runs compute the same training: the same global batches (a step's
+# 240 samples are the same whatever the number of processes, see the
+# :ref:`training tutorial <ddp-training>`), the same schedule, the same
+# AdamW averages. They differ only by rounding, in bfloat16 mostly: 4
+# processes cut each global batch into other micro-batches, and add up
+# gradients in another order.
+#
 # The same result as one process
 # ------------------------------
 #
-# FSDP2 changes where the numbers are kept, not what is computed. One
-# process without FSDP2 trains the same model on the same global batches and
-# saves its parameters. Its losses and its parameters after 3 AdamW steps are
-# compared with each run above: with the losses that run logged, with its
-# full state dict (``model.pt``, written by rank 0) and with its DCP
-# checkpoint, which ``dcp_to_torch_save`` converts into one ordinary file: it
-# reads, in one process, a checkpoint written by any number of processes.
-
-
-def train_alone(path):
-    """The same model and steps in one process, without FSDP2; save it to ``path``."""
-    _, _, device, _ = this_process()
-    _ = torch.manual_seed(SEED)
-    model = make_model().to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
-    sampler = DistributedSampler(train_set, num_replicas=1, rank=0, seed=SEED)
-    loader = DataLoader(train_set, batch_size=GLOBAL_BATCH, sampler=sampler)
-    found = []
-    for _, (inputs, labels) in zip(range(STEPS), loader):
-        loss = F.cross_entropy(model(inputs.to(device)), labels.to(device))
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        found.append(loss.item())
-    torch.save(model.state_dict(), path)
-    return found
-
-
-def largest_difference(state, reference):
-    """The largest difference between two state dicts' tensors."""
-    return max((state[name] - tensor).abs().max().item() for name, tensor in reference.items())
-
+# FSDP2 changes where the numbers are kept and the order in which the
+# processes' gradients are added up; in ``float32``, what it computes is
+# the training of one process, to rounding. To check that, 2 processes run
+# the recipe without mixed precision, and one process without FSDP2 trains
+# the same model on the same global batches, with the same micro-batches,
+# clipping and schedule. Their losses and final parameters are compared;
+# then the bfloat16 run's losses with the ``float32`` ones.
 
 if __name__ == "__main__":
-    [(_, alone, _)] = launch(1, train_alone, Path(folder, "alone.pt"))
-    reference = torch.load(Path(folder, "alone.pt"), map_location="cpu")
-    print("one process: losses " + ", ".join(f"{loss:.6f}" for loss in alone))
-    for world_size, found in losses.items():
-        checkpoint = Path(folder, f"{world_size}-processes")
-        full = torch.load(checkpoint / "model.pt", map_location="cpu")
-        dcp_to_torch_save(checkpoint / "dcp", checkpoint / "from-dcp.pt")
-        from_dcp = torch.load(checkpoint / "from-dcp.pt", map_location="cpu")["model"]
-        loss_difference = max(abs(a - b) for a, b in zip(found, alone))
-        print(f"{world_size} processes: largest difference in the losses {loss_difference:.1e},"
-              f" in the parameters {largest_difference(full, reference):.1e} (model.pt),"
-              f" {largest_difference(from_dcp, reference):.1e} (DCP)")  # fmt: skip
+    exact = Path(folder, "float32")
+    alone = Path(folder, "one-process")
+    exact.mkdir(), alone.mkdir()
+    in_fp32 = show(2, launch(2, in_float32, str(exact)))[0]
+    [(_, by_one, _)] = launch(1, train_alone, str(alone))
+    print("one process: losses " + ", ".join(f"{by_one[s]:.6f}" for s in sorted(by_one)))
+    print("2 processes, float32: losses " + ", ".join(f"{in_fp32[s]:.6f}" for s in sorted(in_fp32)))
+    print(f"largest difference from one process: in the losses"
+          f" {max(abs(in_fp32[s] - by_one[s]) for s in by_one):.1e}, in the parameters"
+          f" {largest_difference(exact / 'model.pt', alone / 'model.pt'):.1e}")  # fmt: skip
+    mixed = runs[2]["losses"]
+    print(f"bfloat16 policy against float32: largest difference in the losses"
+          f" {max(abs(mixed[s] - in_fp32[s]) for s in in_fp32):.1e}")  # fmt: skip
 
 # %%
-# The differences are rounding: the processes add up the gradients in
-# another order than one process does.
-#
-# Mixed precision
-# ---------------
-#
-# FSDP2 does mixed precision itself, per layer rather than per operation as
-# autocast does: with ``MixedPrecisionPolicy(param_dtype=torch.bfloat16,
-# reduce_dtype=torch.float32)``, each layer's pieces are gathered as bfloat16
-# and the layer computes in bfloat16, while the gradients are reduced in
-# ``float32``. The sharded parameters that the optimizer updates stay in
-# ``float32``, so no extra copy is needed. The job below runs with this
-# policy on 2 processes. It then shows what happens when each process
-# builds its model with its own seed, as the previous tutorial did: the full
-# weight that FSDP2 reassembles is part rank 0's model, part rank 1's.
-
-
-def mixed_precision_and_seeds():
-    """Train with a bf16 policy; then shard models built with a seed per process."""
-    rank, _, device, log = this_process()
-    torch.manual_seed(SEED)
-    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-    model = shard(make_model().to(device), device, policy)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
-    watch_middle_layer(model, log)
-    scores = model(train_set.tensors[0][:4].to(device))
-    log(f"scores: {scores.dtype}; sharded parameters: {model[2].weight.dtype}")
-    losses = train_steps(model, optimizer, device, log)
-    del model, optimizer
-
-    torch.manual_seed(SEED + rank)  # a different model in every process
-    sharded = shard(make_model().to(device), device)
-    mixed = sharded[4].weight.full_tensor().cpu()  # all-gathers the pieces
-    del sharded
-    origins = []
-    for seed in range(dist.get_world_size()):
-        torch.manual_seed(seed)
-        whole = make_model()[4].weight
-        origins.append([row for row in range(len(whole)) if torch.equal(mixed[row], whole[row])])
-    log("seed per process: rows of the full 4.weight from "
-        + "; ".join(f"rank {r}'s model: {rows}" for r, rows in enumerate(origins)))  # fmt: skip
-    del mixed
-    return losses
-
-
-if __name__ == "__main__":
-    mixed = show(2, launch(2, mixed_precision_and_seeds))[0]
-    print(f"bf16 policy: largest difference from float32 in the losses"
-          f" {max(abs(a - b) for a, b in zip(mixed, losses[2])):.1e}")  # fmt: skip
-
-# %%
-# With the bfloat16 policy the losses stay within about a hundredth of the
-# ``float32`` ones: the scores, and so the losses, are bfloat16 numbers,
-# which keep only 2 to 3 significant digits.
+# In ``float32`` the differences are rounding, made larger in the parameters
+# by AdamW: it divides a running average of each gradient by the square root
+# of a running average of its square, so in the first steps every parameter
+# moves by about the learning rate, however small its gradient, and a
+# rounding difference in a tiny gradient is not tiny in the step.
+# With the bfloat16 policy the losses differ from the ``float32`` ones in the
+# second or third decimal (the last line): each block computes with bfloat16
+# numbers, which keep only 2 to 3 significant digits, while the loss itself,
+# computed from ``float32`` scores, loses nothing more.
 #
 # What to remember
 # ----------------
 #
-# * ``fully_shard`` each layer (or each block of layers), then the whole
-#   model. Parameters become ``DTensor``\ s with ``Shard(0)``; each process
-#   keeps ``1/WORLD_SIZE`` of the parameters, gradients and optimizer state.
-# * Build the same model in every process: FSDP2 copies nothing from rank 0.
-# * The training loop is unchanged, with a ``DistributedSampler``; the
-#   result is that of one process, to rounding.
-# * Resume from DCP (``get_state_dict``, ``dcp.save``, ``dcp.load``,
-#   ``set_state_dict``); export a full state dict on rank 0 for use without
-#   FSDP2.
-# * Mixed precision: a ``MixedPrecisionPolicy`` with bfloat16 parameters and
-#   ``float32`` gradient reduction.
+# * Build the model on the ``meta`` device, ``fully_shard`` each block (or
+#   each group of layers) and then the whole model, with an explicit mesh;
+#   then ``to_empty(device=...)`` and the values, from rank 0 with
+#   ``set_model_state_dict(..., broadcast_from_rank0=True)`` or from a DCP
+#   checkpoint. FSDP2 copies nothing from rank 0 by itself.
+# * Each process keeps ``1/WORLD_SIZE`` of the parameters, gradients and
+#   optimizer state, and holds whole only the block it computes (with the
+#   next one, gathered ahead) and the root group, from its forward to the
+#   end of the backward.
+# * Mixed precision: ``MixedPrecisionPolicy`` with bfloat16 parameters,
+#   ``float32`` gradient reduction, and ``output_dtype=torch.float32`` on the
+#   root group only.
+# * Accumulate with ``model.set_requires_gradient_sync(False)`` on all
+#   micro-batches but the last (whole gradients are held until then); clip
+#   with ``clip_grad_norm_`` as usual.
+# * Checkpoint the whole training state with DCP, as one ``Stateful``: model
+#   and optimizer (``get_state_dict``), schedule, steps, random state. It
+#   resumes with any number of processes, from a folder they can all reach;
+#   a full state dict on rank 0 is for use without FSDP2.

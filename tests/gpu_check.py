@@ -112,8 +112,9 @@ def reader_commands(gpus):
         steps.append((f"read_04_again{n}", [*torchrun, f"--nproc-per-node={n}", page["04"]],
                       ["resumed from epoch-4.pt: 4 epochs done"], f"04-torchrun{n}"))  # fmt: skip
         steps.append((f"read_05_torchrun{n}", [*torchrun, f"--nproc-per-node={n}", page["05"]],
-                      ["DCP loaded into a fresh sharded model and optimizer: equal to the saved"
-                       " ones everywhere: True"] + fallback, f"05-torchrun{n}"))  # fmt: skip
+                      ["step 6: loss", "saved step-6:"] + fallback, f"05-torchrun{n}"))  # fmt: skip
+        steps.append((f"read_05_again{n}", [*torchrun, f"--nproc-per-node={n}", page["05"]],
+                      ["resumed from step-6: 6 steps done"], f"05-torchrun{n}"))  # fmt: skip
     return steps
 
 
