@@ -32,9 +32,10 @@ that built it.
 # --------------------
 #
 # ``GLOBAL_BATCH`` is the number of samples behind each optimizer step, over
-# all processes together; each process loads ``GLOBAL_BATCH / WORLD_SIZE`` of
+# all processes together; each process loads ``GLOBAL_BATCH // WORLD_SIZE`` of
 # them. Keeping it fixed is what lets runs with different numbers of
-# processes compute the same thing.
+# processes compute the same thing, for the numbers that divide 240, as 1, 2,
+# 3 and 8 do. With 7 processes, each would load 34, 238 in all.
 
 import contextlib
 import gc
@@ -278,6 +279,14 @@ def evaluate(model, device, padded=False):
 # * **The others wait.** ``dist.barrier()`` holds every process until all
 #   have reached it, so none goes on (or reads the file) before rank 0 has
 #   written it.
+# * **One file, with** ``torch.save``. With DDP every process holds the same
+#   whole model and optimizer state, so one process can write all of it, and
+#   the file loads anywhere: with or without DDP, with any number of
+#   processes (only the random states are per process). Distributed
+#   Checkpoint (``torch.distributed.checkpoint``, in :ref:`the FSDP2 tutorial
+#   <fsdp2-tutorial>`), where every process writes its own part in parallel,
+#   is for state that is sharded across the processes, or too large for one
+#   process to write.
 # * **Load onto the CPU**, with ``map_location="cpu"``. A tensor saved from
 #   ``cuda:0`` is loaded back onto ``cuda:0`` by default, in every process:
 #   all of them would put their copy on the first GPU. On the CPU, nothing
@@ -387,8 +396,10 @@ def train(folder, resume_from=None, bf16=False, restore_optimizer=True):
 # ``accumulation_check`` computes one gradient three ways, on the first global
 # batch: in one ``backward``; from 5 micro-batches with ``no_sync``; and from
 # 5 micro-batches without it. It counts the all-reduces DDP runs, with a
-# communication hook that calls DDP's default all-reduce and counts. It uses
-# the same building blocks as ``train`` and returns what it found.
+# communication hook that counts and calls ``allreduce_hook``, the Python
+# version of DDP's all-reduce (registering any hook replaces DDP's built-in
+# one, written in C++). It uses the same building blocks as ``train`` and
+# returns what it found.
 
 
 def accumulation_check(micro_batches=5):
@@ -744,16 +755,22 @@ if __name__ == "__main__":
           f" instead of {first['losses'][3]:.6f}")  # fmt: skip
 
 # %%
-# Everything carried over, bit for bit: the same parameters, the same AdamW
-# averages, the same epoch, hence the same shuffle, and each process's random
-# state (this model draws no random numbers while training, but one with
-# ``nn.Dropout`` would). Without the optimizer's state, AdamW starts its
-# averages again from zero, its first steps are too large, and the loss jumps.
+# Everything carried over: the same parameters, the same AdamW averages, the
+# same epoch, hence the same shuffle, and each process's random state (this
+# model draws no random numbers while training, but one with ``nn.Dropout``
+# would). On the CPU the resumed run repeats the uninterrupted one bit for
+# bit, which the line above checks (the header above it says where the
+# processes ran). On GPUs that is guaranteed only when both runs use
+# deterministic algorithms (``torch.use_deterministic_algorithms(True)``, and
+# ``CUBLAS_WORKSPACE_CONFIG=:4096:8`` for cuBLAS); otherwise the two may
+# differ by rounding, and the line then says ``False``. Without the
+# optimizer's state, AdamW starts its averages again from zero, its first
+# steps are too large, and the loss jumps.
 #
 # Started with ``torchrun``, the script resumes this way by itself, from its
 # newest checkpoint, and ``torchrun --max-restarts=3`` restarts it for you:
 # when a process fails, ``torchrun`` stops the others and starts them all
-# again, up to 3 times. With PyTorch 2.13 and ``gloo``, also set
+# again, up to 3 times. With PyTorch 2.13, also set
 # ``TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1``:
 #
 # .. code-block:: bash
@@ -763,9 +780,10 @@ if __name__ == "__main__":
 #
 # Without it, the restarted processes meet in the store that ``torchrun``
 # keeps from the first start, find there the addresses of the processes
-# they replace, and fail to connect to them: in our runs, none of 3 jobs
-# whose processes failed twice finished. With it, each start gets a store of
-# its own, and all 3 finished, with the losses of an uninterrupted run.
+# they replace, and fail to connect to them: in our runs with ``gloo``, none
+# of 3 jobs whose processes failed twice finished. With it, each start gets a
+# store of its own, and all 3 finished, with the losses of an uninterrupted
+# run. PyTorch's issue 135712 reports the same failure with ``nccl``.
 #
 # Mixed precision: bf16 autocast
 # ------------------------------
@@ -881,8 +899,10 @@ if __name__ == "__main__":
 #
 # Everything the processes exchanged on this page went through a few
 # *collective* operations, which every process of the group must call, in the
-# same order: DDP's ``broadcast`` of rank 0's parameters when it wraps the
-# model and its all-reduce of the gradients; the ``all_reduce`` of the loss
+# same order: when DDP wraps the model, an all-gather of every process's
+# parameter shapes (it checks that they match) and a ``broadcast`` of rank
+# 0's parameters and buffers; its all-reduce of the gradients; the
+# ``all_reduce`` of the loss
 # and of the counts; ``all_gather_object``, which checked the models, and
 # ``gather_object``, which collected the random states; and ``barrier``. On
 # their own, with 3 processes that each start with the number ``rank + 1``:
@@ -914,9 +934,9 @@ if __name__ == "__main__":
 # What to remember
 # ----------------
 #
-# * Keep the global batch fixed and divide it among the processes, and
-#   any number of processes computes the same training, to rounding; let it
-#   grow, and retune the learning rate.
+# * Keep the global batch fixed and divide it among the processes, and any
+#   number of processes that divides it computes the same training, to
+#   rounding; let it grow, and retune the learning rate.
 # * ``DistributedSampler`` with the same ``seed`` everywhere, and
 #   ``sampler.set_epoch(epoch)`` every epoch.
 # * Seed each process with ``SEED + rank``; DDP makes the models the same.
@@ -925,7 +945,7 @@ if __name__ == "__main__":
 #   point once: the sampler repeats points to even out the shares.
 # * Checkpoint on rank 0 with ``model.module.state_dict()``, the optimizer,
 #   the epoch and the random states, then ``dist.barrier()``; load with
-#   ``map_location``, before wrapping.
+#   ``map_location="cpu"``, before wrapping.
 # * Accumulate gradients with forward and ``backward`` inside
 #   ``model.no_sync()`` for all micro-batches but the last.
 # * bf16 autocast around the forward and the loss; float16 needs a
