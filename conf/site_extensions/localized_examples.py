@@ -153,11 +153,15 @@ def _segmenter():
 
 
 @functools.cache
-def _simplified(text):
-    """*text* in Simplified characters, one for one, or *text* itself where that cannot be."""
+def _to_simplified():
     import opencc
 
-    converted = opencc.OpenCC("t2s").convert(text)
+    return opencc.OpenCC("t2s")
+
+
+def _simplified(text):
+    """*text* in Simplified characters, one for one, or *text* itself where that cannot be."""
+    converted = _to_simplified().convert(text)
     return converted if len(converted) == len(text) else text
 
 
