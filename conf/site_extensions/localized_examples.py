@@ -592,12 +592,20 @@ def figure_family(language):
 
 
 def _localized_figure(app, uri, pickled, translate):
-    """Draw the figure again in the build's language, under images/<language>/; return its URI."""
+    """Draw the figure again in the build's language, under images/<language>/; return its URI.
+
+    Once per build: the gallery's thumbnail of an example is made from the
+    figure its page has drawn (the catalog and the pickle cannot change
+    while Sphinx builds).
+    """
     folder, name = uri.rsplit("/", 1)
     localized = f"{folder}/{app.config.language}/{name}"
-    drawn = io.BytesIO()
-    draw(pickled, translate, figure_family(app.config.language), drawn, format="png")
-    _write_if_changed(os.path.join(app.srcdir, localized.lstrip("/")), _compact_png(drawn))
+    drawn_here = app.__dict__.setdefault("dp_drawn_figures", set())
+    if localized not in drawn_here:
+        drawn = io.BytesIO()
+        draw(pickled, translate, figure_family(app.config.language), drawn, format="png")
+        _write_if_changed(os.path.join(app.srcdir, localized.lstrip("/")), _compact_png(drawn))
+        drawn_here.add(localized)
     return localized
 
 
@@ -692,7 +700,7 @@ def localized_script(path, translate, parse, wrap=True):
     for index, (block, end) in enumerate(zip(blocks, ends, strict=True)):
         chunk = "".join(lines[block.lineno - 1 : end - 1])
         if block.type == "code":
-            chunk, rejected = localized_code(chunk, translate)
+            chunk, rejected = _localized_cell(chunk, translate)
             refused += rejected
         elif index == 0:  # the module docstring: the title and the introduction
             match = re.match(r'(\s*[rRuU]?"""\n?)(.*?)(\n?""")', chunk, re.S)
@@ -720,6 +728,13 @@ def localized_script(path, translate, parse, wrap=True):
     if not _same_tokens(script, code_tokens(source)):  # never hand out another program
         return source, refused + ["(the script as a whole)"]
     return script, refused
+
+
+@functools.lru_cache(maxsize=128)
+def _localized_cell(code, translate):
+    """:func:`localized_code`, once per cell and translator: the script, then its notebook."""
+    code, refused = localized_code(code, translate)
+    return code, tuple(refused)
 
 
 def _same_tokens(code, english):
