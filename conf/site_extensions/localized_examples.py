@@ -251,13 +251,19 @@ def _rendered(kind, translations, span, code):
     indent = " " * span[1]
     width = max(40, 79 - span[1] - 2)
     if kind == "docstring":
-        literal = code.splitlines()[span[0] - 1][span[1]:]
+        line = code.splitlines()[span[0] - 1]
+        literal = line[span[1]:]
         quote = literal.lstrip("rbuRBU")[:3]
         prefix = _raw_prefix(literal[: len(literal) - len(literal.lstrip("rbuRBU"))],
                              "".join(translations))  # fmt: skip
+        one_line = f"{prefix}{quote}{translations[0]}{quote}"
+        # A docstring the English writes on one line stays on one, if it fits where the English does.
+        if (span[0] == span[2] and len(translations) == 1
+                and _width(indent + one_line) <= max(79, _width(line))):  # fmt: skip
+            return one_line
         paragraphs = [_wrap(text, width - 4) for text in translations]
         if len(paragraphs) == 1 and len(paragraphs[0]) == 1:
-            return f"{prefix}{quote}{translations[0]}{quote}"
+            return one_line
         lines = [line for i, p in enumerate(paragraphs) for line in ([""] if i else []) + p]
         body = "\n".join(indent + line if line else "" for line in lines).lstrip(" ")
         return f"{prefix}{quote}{body}\n{indent}{quote}"
