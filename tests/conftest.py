@@ -21,7 +21,6 @@ import subprocess
 import sys
 import threading
 import types
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -48,20 +47,32 @@ SHOTS = ROOT / "_build" / "screenshots"
 VNU_JAR = Path(os.environ.get("VNU_JAR") or Path.home() / ".cache" / "dp-tools" / "node_modules"
                / "vnu-jar" / "build" / "dist" / "vnu.jar")  # fmt: skip
 VNU_INSTALL = "npm install --prefix ~/.cache/dp-tools vnu-jar@26.9.27 (or set VNU_JAR=path)"
+# What each optional marker's tests need: (the tool, installed?, how to install it).
+CHROMIUM_TOOL = (f"Chromium ({CHROMIUM})", lambda: Path(CHROMIUM).exists(),
+                 "apt-get install chromium-headless-shell fonts-noto-cjk, or set CHROMIUM=path")
+JAVA_TOOL = ("a Java runtime (java)", lambda: shutil.which("java") is not None,
+             "apt-get install default-jre-headless")
 OPTIONAL_TOOLS = {
-    # marker: (what, installed?, how to install it)
-    "browser": (f"Chromium ({CHROMIUM})", lambda: Path(CHROMIUM).exists(),
-                "apt-get install chromium-headless-shell fonts-noto-cjk, or set CHROMIUM=path"),
-    "java": ("a Java runtime (EPUBCheck)", lambda: shutil.which("java") is not None,
-             "apt-get install default-jre-headless"),
-    "vnu": (f"the Nu Html Checker ({VNU_JAR}) and Java",
-            lambda: VNU_JAR.is_file() and shutil.which("java") is not None, VNU_INSTALL),
-    "shellcheck": ("shellcheck (for actionlint)", lambda: shutil.which("shellcheck") is not None,
-                   "apt-get install shellcheck"),
-    "gettext": ("GNU gettext (msgmerge, msgcat, msgattrib)",
-                lambda: all(shutil.which(t) for t in ("msgmerge", "msgcat", "msgattrib")),
-                "apt-get install gettext (Debian, Ubuntu) or brew install gettext (macOS)"),
+    "browser": [CHROMIUM_TOOL],
+    "java": [JAVA_TOOL],
+    "vnu": [(f"the Nu Html Checker ({VNU_JAR})", VNU_JAR.is_file, VNU_INSTALL), JAVA_TOOL],
+    "shellcheck": [("shellcheck (for actionlint)", lambda: shutil.which("shellcheck") is not None,
+                    "apt-get install shellcheck")],
+    "gettext": [("GNU gettext (msgmerge, msgcat, msgattrib)",
+                 lambda: all(shutil.which(t) for t in ("msgmerge", "msgcat", "msgattrib")),
+                 "apt-get install gettext (Debian, Ubuntu) or brew install gettext (macOS)")],
 }  # fmt: skip
+
+
+@functools.cache
+def missing_tools():
+    """``{marker: [(tool, how to install it), ...]}`` for each marker whose tools are not all here."""
+    missing = {}
+    for marker, tools in OPTIONAL_TOOLS.items():
+        absent = [(what, how) for what, installed, how in tools if not installed()]
+        if absent:
+            missing[marker] = absent
+    return missing
 
 
 def pytest_configure(config):
@@ -70,34 +81,35 @@ def pytest_configure(config):
     The tests read the built site and the executed gallery; a `make html` or
     `make livehtml` started meanwhile waits (saying so) until they are done.
     """
-    for marker, (what, _, _) in OPTIONAL_TOOLS.items():
-        config.addinivalue_line("markers", f"{marker}: needs {what}")
+    for marker, tools in OPTIONAL_TOOLS.items():
+        config.addinivalue_line("markers", f"{marker}: needs {' and '.join(t[0] for t in tools)}")
     acquire(ROOT, "make test")
 
 
-def pytest_collection_modifyitems(config, items):
-    """Skip the tests whose optional tool is missing, and count them."""
-    missing = {marker for marker, (_, installed, _) in OPTIONAL_TOOLS.items() if not installed()}
-    skipped = Counter()
-    for item in items:
-        for marker in missing:
-            if item.get_closest_marker(marker):
-                what = OPTIONAL_TOOLS[marker][0]
-                item.add_marker(pytest.mark.skip(reason=f"{what} is not installed"))
-                skipped[marker] += 1
-    config.stash[MISSING] = skipped
+def pytest_report_header(config):
+    """Say at the start, once, which optional tools are missing and what that skips.
 
-
-MISSING = pytest.StashKey[Counter]()
-
-
-def pytest_report_collectionfinish(config, start_path, items):
-    """Say at the start which optional tools are missing and how many tests that skips."""
+    The report header is the controller's: with pytest-xdist the workers collect
+    the tests and report nothing of their own before the first result.
+    """
     lines = []
-    for marker, count in sorted(config.stash.get(MISSING, Counter()).items()):
-        what, _, how = OPTIONAL_TOOLS[marker]
-        lines.append(f"missing {what}: {count} test(s) will be skipped; install: {how}")
+    tools = {}
+    for marker, absent in missing_tools().items():
+        for what, how in absent:
+            tools.setdefault((what, how), []).append(marker)
+    for (what, how), markers in tools.items():
+        lines.append(f"missing {what}: the tests marked {', '.join(markers)} will be skipped;"
+                     f" install: {how}")  # fmt: skip
     return lines
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip the tests whose optional tools are missing, naming what is missing."""
+    for item in items:
+        for marker, absent in missing_tools().items():
+            if item.get_closest_marker(marker):
+                names = " and ".join(what for what, _ in absent)
+                item.add_marker(pytest.mark.skip(reason=f"missing {names}"))
 
 
 @contextlib.contextmanager

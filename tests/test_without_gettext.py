@@ -2,11 +2,12 @@
 
 import os
 import subprocess
+import sys
 
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import mini_copy, outside_env
+from conftest import ROOT, mini_copy, outside_env
 
 GETTEXT_PROGRAMS = ("msgfmt", "msgmerge", "msgcat", "msgattrib", "msginit", "msgunfmt", "xgettext")
 
@@ -79,3 +80,22 @@ def test_the_catalog_targets_need_no_gettext_either(no_gettext, target):
     assert "gettext" not in result.stderr.lower()
     # The catalogs are current and finished: there is nothing to merge, prune or seed.
     assert {p: p.read_bytes() for p in sorted((project / "locale").rglob("*.po"))} == before
+
+
+def test_make_test_names_each_missing_tool_at_its_start_with_any_number_of_workers(no_gettext):
+    """The report comes before the first result, from the controller, tool by tool.
+
+    Java is present here and vnu.jar is not: the report names vnu.jar alone.
+    """
+    _, env = no_gettext
+    env = dict(os.environ, PATH=env["PATH"], VNU_JAR="/nonexistent/vnu.jar")  # keeps the lock
+    java = subprocess.run(["sh", "-c", "command -v java"], env=env, capture_output=True).returncode == 0
+    for workers in ("0", "2"):
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--numprocesses={workers}",
+             "-k", "no test has this name", "tests/test_languages.py"],
+            cwd=ROOT, env=env, capture_output=True, text=True)  # fmt: skip
+        start = result.stdout.split("workers [" if workers != "0" else "collected", 1)[0]
+        assert "missing GNU gettext (msgmerge, msgcat, msgattrib): the tests marked gettext" in start
+        assert "missing the Nu Html Checker (/nonexistent/vnu.jar): the tests marked vnu" in start
+        assert ("missing a Java runtime" in start) == (not java), start
