@@ -184,17 +184,22 @@ def test_status_page_names_pages_by_their_translated_titles(site, lang):
     assert "sphinx" not in [cell.get_text(strip=True) for cell in table.select("tbody td")]
 
 
-def test_every_tutorial_draws_its_own_thumbnail(site):
-    """Each example draws a figure, which Sphinx-Gallery makes its card's thumbnail.
-
-    (Without one, the card would show Sphinx-Gallery's placeholder picture.)
+def test_each_card_shows_its_tutorials_figure_or_a_decorative_placeholder(site):
+    """A tutorial's card shows its figure, described as on its page; without one,
+    Sphinx-Gallery's placeholder picture, which says nothing (``alt=""``): the
+    card's title is its link's name.
     """
-    examples = sorted((site.parent.parent / "examples").glob("*.py"))
+    gallery = BeautifulSoup((site / "en/auto_examples/index.html").read_text("utf-8"), "html.parser")
+    cards = {card.select_one("a.internal")["href"]: card for card in gallery.select(".sphx-glr-thumbcontainer")}
     images = site / "en" / "_images"
-    for example in examples:
+    for example in sorted((site.parent.parent / "examples").glob("plot_*.py")):
         page = BeautifulSoup((site / "en/auto_examples" / f"{example.stem}.html").read_text("utf-8"),
                              "html.parser")  # fmt: skip
         figures = page.select("img.sphx-glr-single-img")
-        assert figures, f"{example.name} draws no figure"
-        assert all(img.get("alt") for img in figures), example.name
+        thumbnail = cards[f"{example.stem}.html"].select_one("img")
+        chosen = re.search(r"^# sphinx_gallery_thumbnail_number = (\d+)", example.read_text("utf-8"), re.M)
+        assert (images / Path(thumbnail["src"]).name).is_file()
         assert all((images / Path(img["src"]).name).is_file() for img in figures)
+        assert all(img.get("alt") for img in figures), example.name
+        number = int(chosen[1]) if chosen else 1
+        assert thumbnail["alt"] == (figures[number - 1]["alt"] if figures else ""), example.name
