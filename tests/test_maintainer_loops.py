@@ -1,9 +1,9 @@
 """The maintainer's and translator's loops tell the truth (issue 30).
 
 One count against the current English for make stat, the status page and the
-page notices; a tutorial added on a branch of a temporary clone: its new
-catalogs, the gallery card, make update-po's output, make check BASE= and
-the review page.
+page notices; a tutorial added as the README says, on a branch of a copy of
+the checkout: its new catalogs, the gallery card, make update-po's output,
+make check BASE=, the review page, and, translated, what CI runs on it.
 """
 
 import os
@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from bs4 import BeautifulSoup
 from conftest import one_worker_at_a_time, outside_env, translate
 from translation.catalogs import is_translated, messages, read  # conf/ is on sys.path
 
@@ -82,22 +83,28 @@ def test_stat_status_page_and_notice_count_alike_against_the_current_english(min
     assert badged and "fuzzy" in badged[1].split(), badged
 
 
-@pytest.fixture(scope="module")
-def tutorial_branch(site, tmp_path_factory):
-    """A clone of this checkout on a branch that adds a tutorial, after make update-po."""
-    clone = tmp_path_factory.mktemp("walk") / "clone"
-    run(ROOT, "git", "clone", "--quiet", str(ROOT), str(clone))
-    (clone / ".venv").symlink_to(ROOT / ".venv")
-    stamp = (ROOT / "requirements.txt").stat()  # the pins' mtime: make reuses .venv
-    os.utime(clone / "requirements.txt", ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
-    # The executed gallery and the last good site: only the new tutorial runs.
-    with one_worker_at_a_time(sources=False):
-        shutil.copytree(ROOT / "docs" / "auto_examples", clone / "docs" / "auto_examples")
-        for part in ("html", "stamps"):
-            shutil.copytree(ROOT / "_build" / part, clone / "_build" / part, symlinks=True)
-    base = run(clone, "git", "rev-parse", "HEAD").stdout.strip()
-    run(clone, "git", "switch", "--quiet", "-c", "add-a-tutorial")
-    (clone / "examples" / "plot_04_tiny.py").write_text('''"""
+def copy_of_the_checkout(dest):
+    """This checkout as it is, committed in a repository of its own at *dest*; return its commit.
+
+    The working tree, not HEAD: what the tests copy from it (the executed
+    gallery, the built site) was made from the working tree, uncommitted
+    tutorials included.
+    """
+    listed = run(ROOT, "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    for name in filter(None, listed.stdout.split("\0")):
+        if (ROOT / name).is_file():  # not deleted in the working tree
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
+    run(dest, "git", "init", "--quiet", "--initial-branch=main")
+    run(dest, "git", "add", "-A")
+    run(dest, *COMMIT, "the checkout as it is")
+    return run(dest, "git", "rev-parse", "HEAD").stdout.strip()
+
+
+COMMIT = ("git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "--quiet", "-m")
+NUMBER = max(int(p.name[5:7]) for p in (ROOT / "examples").glob("plot_[0-9][0-9]_*.py")) + 1
+NAME = f"plot_{NUMBER:02d}_tiny"  # README, "Adding a tutorial", step 1: the next number
+TUTORIAL = '''"""
 .. _tiny-tutorial:
 
 A tiny tutorial
@@ -112,12 +119,42 @@ This page prints one line, to show how a tutorial is added.
 #
 # One call, one line of output.
 
+# The only output of this page.
 print("a line from the new tutorial")
-''', "utf-8")
+'''
+ZH_TW = {"A tiny tutorial": "一篇小教學",
+         "This page prints one line, to show how a tutorial is added.": "這一頁印出一行，示範如何新增教學。",
+         "Print it": "印出來", "One call, one line of output.": "呼叫一次，輸出一行。",
+         "The only output of this page.": "這一頁唯一的輸出。"}  # fmt: skip
+ZH_CN = {"A tiny tutorial": "一篇小教程",
+         "This page prints one line, to show how a tutorial is added.": "这一页打印一行，演示怎样添加教程。",
+         "Print it": "打印出来", "One call, one line of output.": "调用一次，输出一行。",
+         "The only output of this page.": "这一页唯一的输出。"}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tutorial_branch(site, tmp_path_factory):
+    """A copy of this checkout on a branch that adds a tutorial as the README says, after make update-po.
+
+    No figure and a comment in its code: the card takes Sphinx-Gallery's
+    placeholder, the comment is translated like the prose.
+    """
+    clone = tmp_path_factory.mktemp("walk") / "clone"
+    clone.mkdir()
+    # The sources, the executed gallery and the last good site: only the new tutorial runs.
+    with one_worker_at_a_time(sources=False):
+        base = copy_of_the_checkout(clone)
+        shutil.copytree(ROOT / "docs" / "auto_examples", clone / "docs" / "auto_examples")
+        for part in ("html", "stamps"):
+            shutil.copytree(ROOT / "_build" / part, clone / "_build" / part, symlinks=True)
+    (clone / ".venv").symlink_to(ROOT / ".venv")
+    run(clone, "git", "switch", "--quiet", "-c", "add-a-tutorial")
+    (clone / "examples" / f"{NAME}.py").write_text(TUTORIAL, "utf-8")
+    # Step 3: the page's name, last in the "Tutorials" list.
     index = clone / "docs" / "index.md"
+    listed = re.findall(r"^auto_examples/plot_\w+$", index.read_text("utf-8"), re.M)
     index.write_text(index.read_text("utf-8").replace(
-        "auto_examples/plot_03_distributed_data_parallel\n",
-        "auto_examples/plot_03_distributed_data_parallel\nauto_examples/plot_04_tiny\n"), "utf-8")
+        listed[-1] + "\n", f"{listed[-1]}\nauto_examples/{NAME}\n"), "utf-8")  # fmt: skip
     update = run(clone, "make", "--no-print-directory", "update-po")
     return clone, base, update
 
@@ -127,47 +164,46 @@ def test_update_po_fills_a_new_tutorials_shared_entries_and_guesses_nothing(tuto
     # A short summary, not Sphinx's progress.
     assert len(update.stdout.splitlines()) < 20, update.stdout
     assert "multiple toctrees" not in update.stdout + update.stderr
-    assert "created: locale/zh_TW/LC_MESSAGES/auto_examples/plot_04_tiny.po" in update.stdout
+    assert f"created: locale/zh_TW/LC_MESSAGES/auto_examples/{NAME}.po" in update.stdout
+    # The list entry adds nothing to translate: the page's own title names it.
+    assert "LC_MESSAGES/index.po" not in update.stdout
     for lang in ("zh_CN", "zh_TW"):
-        new = read(clone / f"locale/{lang}/LC_MESSAGES/auto_examples/plot_04_tiny.po")
-        other = {m.id.replace("plot_01_dataparallel", "plot_04_tiny"): m.string.replace(
-            "plot_01_dataparallel", "plot_04_tiny") for m in messages(read(
+        new = read(clone / f"locale/{lang}/LC_MESSAGES/auto_examples/{NAME}.po")
+        other = {m.id.replace("plot_01_dataparallel", NAME): m.string.replace(
+            "plot_01_dataparallel", NAME) for m in messages(read(
                 clone / f"locale/{lang}/LC_MESSAGES/auto_examples/plot_01_dataparallel.po"))}
         done = [m for m in messages(new) if is_translated(m)]
         assert len(done) == 4, [m.id for m in done]  # three downloads and "Go to the end"
-        assert all(m.string == other[m.id] and "plot_04_tiny" in m.string for m in done)
+        assert all(m.string == other[m.id] and NAME in m.string for m in done)
         assert not any(m.fuzzy for m in messages(new))  # no guess from another page
-        assert {m.id for m in messages(new) if not m.string} >= {"A tiny tutorial", "Print it"}
-        # The gallery card: left empty, not another tutorial's link marked fuzzy.
+        assert {m.id for m in messages(new) if not m.string} == set(ZH_TW)  # the comment too
+        # The gallery card is a bare reference, nothing to translate: copied as it is,
+        # not another tutorial's link marked fuzzy.
         gallery = read(clone / f"locale/{lang}/LC_MESSAGES/auto_examples/index.po")
-        card = gallery.get(":doc:`/auto_examples/plot_04_tiny`")
-        assert card is not None and card.string == "" and not card.fuzzy
+        card = gallery.get(f":doc:`/auto_examples/{NAME}`")
+        assert card is not None and card.string == card.id and not card.fuzzy
         # Its location names the file a translator can open.
-        assert "examples/index.py" not in (clone / f"locale/{lang}/LC_MESSAGES/auto_examples/index.po").read_text("utf-8")
-        assert "#: examples/GALLERY_HEADER.rst" in (clone / f"locale/{lang}/LC_MESSAGES/auto_examples/index.po").read_text("utf-8")
+        text = (clone / f"locale/{lang}/LC_MESSAGES/auto_examples/index.po").read_text("utf-8")
+        assert "examples/index.py" not in text and "#: examples/GALLERY_HEADER.rst" in text
 
 
 def test_check_base_leaves_an_untranslated_language_to_its_translators(tutorial_branch):
     clone, base, _ = tutorial_branch
     # Translate the new tutorial into zh_TW only.
-    for domain, done in (("auto_examples/plot_04_tiny", {
-            "A tiny tutorial": "一篇小教學",
-            "This page prints one line, to show how a tutorial is added.": "這一頁印出一行，示範如何新增教學。",
-            "Print it": "印出來", "One call, one line of output.": "呼叫一次，輸出一行。"}),
-            ("auto_examples/index", {":doc:`/auto_examples/plot_04_tiny`": ":doc:`/auto_examples/plot_04_tiny`"}),
-            ("index", {"auto_examples/plot_04_tiny": "auto_examples/plot_04_tiny"})):  # fmt: skip
-        translate(clone / f"locale/zh_TW/LC_MESSAGES/{domain}.po", done)
+    assert translate(clone / f"locale/zh_TW/LC_MESSAGES/auto_examples/{NAME}.po", ZH_TW) == {}
     run(clone, "git", "add", "-A")
-    run(clone, "git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "add")
+    run(clone, *COMMIT, "add a tutorial, in zh_TW")
     result = run(clone, "make", "--no-print-directory", "check", f"BASE={base}", check=False)
     said = result.stdout + result.stderr
     zh_cn = [line for line in said.splitlines() if "locale/zh_CN/" in line and "[completeness]" in line]
     assert zh_cn and all("warning:" in line for line in zh_cn), said[-3000:]
     assert result.returncode == 0, said[-3000:]
     # Before the change, the same would have been errors of the change: strict
-    # make check (no BASE) still fails on them, as main requires.
+    # make check (no BASE) still fails on them, as main requires, and says
+    # which check an English-only change needs.
     full = run(clone, "make", "--no-print-directory", "check", "LANGUAGES=zh_CN", check=False)
     assert full.returncode != 0 and "error(s) (zh_CN)" in full.stderr
+    assert "run `make check BASE=main`" in full.stderr
 
 
 def test_review_page_shows_the_english_change_and_warns_of_old_pages(tutorial_branch):
@@ -175,11 +211,34 @@ def test_review_page_shows_the_english_change_and_warns_of_old_pages(tutorial_br
     result = run(clone, "make", "--no-print-directory", "review-diff", f"BASE={base}")
     page = (clone / "_build/review/index.html").read_text("utf-8")
     sources = page[page.index('id="sources"'):]
-    assert "<code>examples/plot_04_tiny.py</code>" in sources
+    assert f"<code>examples/{NAME}.py</code>" in sources
     assert "A tiny tutorial" in sources and "<ins>" in sources
-    assert re.search(r"<ins>(?:<span[^>]*>added: </span>)?auto_examples/plot_04_tiny</ins>", sources)
+    assert re.search(rf"<ins>(?:<span[^>]*>added: </span>)?auto_examples/{NAME}</ins>", sources)
     # Its output: make update-po's extraction executed it, as make html would.
     assert re.search(r'<pre class="output">a line from the new tutorial</pre>', sources)
     # The built pages predate the change: said on the page and in the terminal.
     assert 'class="stale"' in page and "zh_TW" in page[page.index('class="stale"'):][:300]
     assert "older than" in result.stderr
+
+
+def test_a_tutorial_added_the_readmes_way_and_translated_passes_what_ci_runs(tutorial_branch):
+    """make check, the three languages' build, and every test that reads each tutorial."""
+    clone, _, _ = tutorial_branch
+    for lang, done in (("zh_CN", ZH_CN), ("zh_TW", ZH_TW)):
+        assert translate(clone / f"locale/{lang}/LC_MESSAGES/auto_examples/{NAME}.po", done) == {}
+    run(clone, "git", "add", "-A")
+    run(clone, *COMMIT, "add a tutorial, translated")
+    run(clone, "make", "--no-print-directory", "check")
+    run(clone, "make", "--no-print-directory", "html")
+    for lang, done in (("en", ZH_TW), ("zh_CN", ZH_CN), ("zh_TW", ZH_TW)):
+        page = BeautifulSoup((clone / f"_build/html/{lang}/auto_examples/{NAME}.html").read_text(
+            "utf-8"), "html.parser")  # fmt: skip
+        title = "A tiny tutorial" if lang == "en" else done["A tiny tutorial"]
+        assert page.h1.get_text().startswith(title), page.h1
+        assert "a line from the new tutorial" in page.select_one(".sphx-glr-script-out").get_text()
+    tests = run(clone, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                "tests/test_site.py", "tests/test_localized_examples.py", "tests/test_chinese_pages.py",
+                "-k", f"{NAME} or card_shows or cards_show or break_lines", check=False)  # fmt: skip
+    assert tests.returncode == 0, tests.stdout[-4000:]
+    ran = re.search(r"(\d+) passed", tests.stdout)
+    assert ran and int(ran[1]) >= 8, tests.stdout[-2000:]  # not all deselected or skipped

@@ -315,11 +315,12 @@ def changed_only(problems, commit, langs, locale_dir):
 def translated_languages(pages, locale_dir):
     """The languages in which the change translated something by hand.
 
-    The entries every tutorial shares, which ``make update-po`` fills in a
-    new tutorial's catalog (update_catalogs.shared_entries), are not a
+    The entries ``make update-po`` fills, those every tutorial shares in a new
+    tutorial's catalog (update_catalogs.shared_entries) and those that are
+    only a reference (update_catalogs.fill_references), are not a
     translator's work.
     """
-    from translation.update_catalogs import shared_entries
+    from translation.update_catalogs import ONLY_A_REFERENCE, shared_entries
 
     found = set()
     for page in pages:
@@ -329,6 +330,8 @@ def translated_languages(pages, locale_dir):
         for change in page.changes:
             new = change.new
             if new is None or state(new) != "translated" or filled.get(new.id) == new.string:
+                continue
+            if new.string == new.id and ONLY_A_REFERENCE.fullmatch(new.id):
                 continue
             if change.old is None or translation(change.old) != translation(new):
                 found.add(page.lang)

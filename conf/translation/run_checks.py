@@ -233,6 +233,13 @@ def main(argv=None):
         counts += f", {warnings} warning(s)"
     counts += f" on what changed since {args.base}" if args.base else ""
     print(f"{counts} ({', '.join(langs)})", file=sys.stderr)
+    unfinished = sum(p.severity == ERROR and p.check == "completeness" for p in problems)
+    if unfinished and not args.base and args.locale_dir == LOCALE:
+        print(f"{unfinished} of the errors are untranslated or outdated entries: main accepts"
+              " only complete translations.\nAfter a change to the English alone, run"
+              " `make check BASE=main`: it fails only on what the change's own translations"
+              " get wrong, and the translators finish the rest on its branch (README, \"How it"
+              " lands\").", file=sys.stderr)  # fmt: skip
     return 1 if failing else 0
 
 

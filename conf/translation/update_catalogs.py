@@ -179,12 +179,28 @@ def shared_entries(lang, new_name, locale_dir=LOCALE):
     return {k.replace("\0", new_name): v.replace("\0", new_name) for k, v in shared.items()}
 
 
+# An entry that is one cross-reference without a title of its own: the link shows
+# the target page's title, translated on that page, so it has no words to
+# translate (the gallery's cards: ":doc:`/auto_examples/plot_01_dataparallel`").
+ONLY_A_REFERENCE = re.compile(r":(?:doc|ref):`[^`<>]+`")
+
+
+def fill_references(catalog):
+    """Give each empty entry that is only a reference its English; return how many."""
+    filled = 0
+    for message in messages(catalog):
+        if not message.string and ONLY_A_REFERENCE.fullmatch(message.id):
+            message.string, filled = message.id, filled + 1
+    return filled
+
+
 def new_catalog(english, po, lang):
     """The first catalog of a page: its template, a tutorial's shared entries translated.
 
     Nothing is guessed from another page: every other entry starts empty.
     """
     english.locale, english.fuzzy = lang, False  # a .pot header is fuzzy; a catalog's is not
+    fill_references(english)
     english.language_team = f"{lang} <dp-tutorial translators>"
     if po.parent.name == "auto_examples" and po.stem.startswith("plot_"):
         shared = shared_entries(lang, po.stem)
@@ -216,6 +232,7 @@ def merged(pot, po, lang, quiet=False):
     fuzzy_before = {key(m) for m in messages(catalog) if m.fuzzy}
     catalog.update(english)
     drop_cross_page_guesses(catalog, fuzzy_before, english)
+    fill_references(catalog)
     for message in messages(catalog):
         if message.fuzzy and not message.previous_id:
             message.previous_id = previous.get(key(message), [])
