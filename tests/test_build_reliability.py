@@ -6,6 +6,7 @@ real pages (reproducible bytes, a renamed tutorial) on copies of the project.
 """
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -485,3 +486,52 @@ def test_a_follower_refuses_a_stale_gallery(project):
     assert "out of date for: plot_01_tiny.py" in output
     assert "changed after the gallery ran" not in output  # it did not run the example
     assert_untouched(project, "zh_TW", before)
+
+
+def switcher(project, lang, page):
+    """{language code: href or None (said to be not built)} of *page*'s switcher in *lang*."""
+    soup = BeautifulSoup((project / f"_build/html/{lang}/{page}.html").read_text("utf-8"), "html.parser")
+    links = {}
+    for item in soup.select("nav.language-switcher li"):
+        link, named = item.select_one("a"), item.select_one("[lang]")
+        if item.select_one("[aria-current]") is None:
+            links[named["lang"]] = link["href"] if link else None
+            assert link or "(not built yet)" in item.get_text(), item
+    alternates = {tag["hreflang"] for tag in soup.select('link[rel="alternate"]')}
+    assert {code for code, href in links.items() if href} <= alternates
+    assert not {code for code, href in links.items() if href is None} & alternates
+    return links
+
+
+def test_a_partial_build_links_no_page_that_is_not_built(project):
+    """A page added, then built one language at a time: each switcher links only what exists."""
+    index = project / "docs" / "index.md"
+    index.write_text(index.read_text("utf-8").replace("auto_examples/index\n", "auto_examples/index\nnew\n"),
+                     "utf-8")  # fmt: skip
+    (project / "docs" / "new.md").write_text("# A new page\n\nBuilt one language at a time.\n", "utf-8")
+    for lang, absent in (("en", {"zh-CN", "zh-TW"}), ("zh_TW", {"zh-CN"}), ("zh_CN", set())):
+        result = build(project, lang)
+        assert result.returncode == 0, result.stderr[-3000:]
+        links = switcher(project, lang, "new")
+        assert {code for code, href in links.items() if href is None} == absent, links
+        for href in filter(None, links.values()):  # every link leads to a page
+            assert (project / "_build/html" / lang / href).resolve().is_file(), href
+        # A page every language has is linked everywhere.
+        assert None not in switcher(project, lang, "index").values()
+    # The English page said the others were not built yet; a build of every language
+    # brings it up to date (it rebuilds the English for that, executing nothing).
+    result = build(project)
+    assert result.returncode == 0 and "executes 0 example(s)" in result.stdout, result.stdout
+    assert None not in switcher(project, "en", "new").values()
+    assert "nothing changed" in build(project).stdout
+
+
+def test_the_root_page_sends_visitors_only_to_languages_that_are_built(project):
+    shutil.rmtree(project / "_build" / "html")  # a fresh clone
+    for lang, built in (("en", {"en"}), ("zh_TW", {"en", "zh_TW"})):
+        assert build(project, lang).returncode == 0
+        root = (project / "_build/html/index.html").read_text("utf-8")
+        assert set(re.findall(r'href="(\w+)/index.html"', root)) == built
+        routes = json.loads(re.search(r"var ROUTES = (\[.*?\]);", root)[1])
+        assert {target for _, target in routes} == built
+        assert None in switcher(project, lang, "index").values()  # zh_CN is not built

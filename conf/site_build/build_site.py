@@ -162,22 +162,28 @@ def build_atomically(lang, final, doctrees, log=None, options=(), publishable=la
 
 
 def write_root_index(outdir):
-    """Write the page that sends a visitor to the language their browser prefers."""
+    """Write the page that sends a visitor to the language their browser prefers.
+
+    Only to the languages built so far (``make html LANGUAGES=en`` on a fresh
+    clone has no Chinese site to send anyone to).
+    """
     template = (CONF / "_templates" / "root-index.html").read_text("utf-8")
+    built = [lang for lang in LANGUAGES if (outdir / lang.sphinx / "index.html").is_file()]
     links = "\n".join(
         f'    <li><a href="{lang.sphinx}/index.html" hreflang="{lang.html}" '
         f'lang="{lang.html}">{html.escape(lang.name)}</a></li>'
-        for lang in LANGUAGES
+        for lang in built
     )
     choose = " · ".join(
-        f'<span lang="{lang.html}">{html.escape(lang.choose)}</span>' for lang in LANGUAGES
+        f'<span lang="{lang.html}">{html.escape(lang.choose)}</span>' for lang in built
     )
     # Longest tag first, so that zh-tw wins over zh.
-    routes = sorted(((tag, lang.sphinx) for lang in LANGUAGES for tag in browser_tags(lang)),
+    routes = sorted(((tag, lang.sphinx) for lang in built for tag in browser_tags(lang)),
                     key=lambda route: -len(route[0]))  # fmt: skip
+    fallback = SOURCE if SOURCE in built else built[0]
     page = (template.replace("{{ links }}", links).replace("{{ choose }}", choose)
             .replace("{{ routes }}", json.dumps(routes))
-            .replace("{{ fallback }}", json.dumps(SOURCE.sphinx)))  # fmt: skip
+            .replace("{{ fallback }}", json.dumps(fallback.sphinx)))  # fmt: skip
     script = re.search(r"<script>(.*?)</script>", page, re.S)[1]
     page = page.replace("{{ policy }}", meta(policy([script_hash(script)])))
     (outdir / "index.html").write_text(page, "utf-8")
@@ -226,16 +232,24 @@ def build_local(langs, outputs=()):
     stamps = BUILD / "stamps"
     stamps.mkdir(parents=True, exist_ok=True)
     use_recordings(outputs)
+    digests = {lang.sphinx: input_digest(lang.sphinx) for lang in LANGUAGES}
+
+    def current(lang):
+        stamp = stamps / f"{lang}.sha256"
+        return (outdir / lang).is_dir() and stamp.is_file() and stamp.read_text() == digests[lang]
+
+    # The languages whose every page exists once this build is done: each page's
+    # switcher links them; the others only where their page exists (language_switcher.py).
+    complete = sorted({lang.sphinx for lang in LANGUAGES if current(lang.sphinx)} | set(langs))
     todo = []
     for lang in langs:
-        stamp = stamps / f"{lang}.sha256"
-        digest = input_digest(lang)
+        stamp, linked = stamps / f"{lang}.sha256", stamps / f"{lang}.languages"
         # The executed gallery too: `make pdf`/`epub` and the preview read it.
-        if GALLERY.is_dir() and (outdir / lang).is_dir() and stamp.is_file() and stamp.read_text() == digest:
+        if GALLERY.is_dir() and current(lang) and linked.is_file() and linked.read_text() == ",".join(complete):
             print(f"--- {lang}: nothing changed since the last build ---")
             continue
         stamp.unlink(missing_ok=True)
-        todo.append((lang, stamp, digest))
+        todo.append((lang, stamp, digests[lang]))
     # Only what will be rebuilt: the others' catalogs passed at their last build.
     broken = refused([lang for lang, _, _ in todo], {"syntax"})
     if broken:
@@ -243,14 +257,17 @@ def build_local(langs, outputs=()):
               " nothing was built", file=sys.stderr)  # fmt: skip
         return 1
 
+    building = ["-D", f"site_building={','.join(complete)}", "-D", f"site_published_root={outdir}"]
+
     def build(lang, stamp, digest, log=None, options=()):
         start = time.monotonic()
         ok = build_atomically(
-            lang, outdir / lang, BUILD / "doctrees" / lang, log, options,
+            lang, outdir / lang, BUILD / "doctrees" / lang, log, [*options, *building],
             publishable=lambda: lang not in checked.result(),
         )  # fmt: skip
         if ok:
             stamp.write_text(digest)
+            (stamps / f"{lang}.languages").write_text(",".join(complete))
             page = os.path.relpath(outdir / lang / "index.html")
             print(f"--- {lang}: published in {time.monotonic() - start:.0f} s: {page} ---",
                   flush=True)  # fmt: skip

@@ -1,6 +1,16 @@
-"""Per-page links to the same page in the other languages (switcher, hreflang)."""
+"""Per-page links to the same page in the other languages (switcher, hreflang).
+
+A local build of some languages (``make html LANGUAGES=zh_TW``) is told which
+languages it builds and where the others' pages are published
+(``site_building``, ``site_published_root``, from ``build_site.py``): a page of
+a language this run does not build is linked only if it exists there, so a
+partial build never links a missing page; the switcher says instead that the
+page is not built yet in that language. Read the Docs builds every language
+from the same sources, so there every page is linked.
+"""
 
 import posixpath
+from pathlib import Path
 
 from languages import SOURCE, by_sphinx_code
 
@@ -34,6 +44,20 @@ def home_links(current, language_dirs, languages):
     ]
 
 
+def unbuilt(links, pagename, config):
+    """*links*, with ``None`` for the href of a page no build has made (see the module)."""
+    root = config.site_published_root
+    if not root or not config.site_building:
+        return links
+    return [
+        (lang, href, current)
+        if current or lang.sphinx in config.site_building
+        or (Path(root) / config.site_language_dirs[lang.sphinx] / f"{pagename}.html").is_file()
+        else (lang, None, current)
+        for lang, href, current in links
+    ]
+
+
 def add_links(app, pagename, templatename, context, doctree):
     """Expose ``language_links`` to templates and add hreflang <link>s."""
     if app.builder.name == "epub":
@@ -43,19 +67,23 @@ def add_links(app, pagename, templatename, context, doctree):
     if pagename == config.notfound_pagename:
         links = home_links(*args)
     else:
-        links = page_links(pagename, *args)
+        links = unbuilt(page_links(pagename, *args), pagename, config)
     context["language_links"] = links
     context["current_language"] = by_sphinx_code(config.language)
     tags = [
         f'<link rel="alternate" hreflang="{lang.html}" href="{href}" />'
         for lang, href, _ in links
+        if href is not None
     ]
     default = next(href for lang, href, _ in links if lang == SOURCE)
-    tags.append(f'<link rel="alternate" hreflang="x-default" href="{default}" />')
+    if default is not None:
+        tags.append(f'<link rel="alternate" hreflang="x-default" href="{default}" />')
     context["metatags"] = context.get("metatags", "") + "\n".join(tags) + "\n"
 
 
 def setup(app):
-    """Connect the page-context handler."""
+    """Register the partial build's config values; connect the page-context handler."""
+    app.add_config_value("site_building", [], "html", types=[list])
+    app.add_config_value("site_published_root", "", "html", types=[str])
     app.connect("html-page-context", add_links)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
