@@ -134,16 +134,19 @@ def sphinx_build(lang, outdir, doctrees, log=None, options=(), builder="html"):
     return code
 
 
-def build_atomically(lang, final, doctrees, log=None, options=(), publishable=lambda: True):
+def build_atomically(lang, final, doctrees, log=None, options=(), publishable=lambda: True,
+                     fresh=False):  # fmt: skip
     """Build *lang* into a staging copy of *final* and swap it in on success.
 
     ``publishable()`` is asked after Sphinx succeeded; False keeps the last good site.
+    *fresh*: into an empty staging folder, so that Sphinx writes every page
+    (from its environment: nothing is read again).
     """
     staging = final.with_name(f".{final.name}.staging")
     old = final.with_name(f".{final.name}.old")
     for leftover in (staging, old):
         shutil.rmtree(leftover, ignore_errors=True)
-    if final.is_dir():
+    if final.is_dir() and not fresh:
         shutil.copytree(final, staging, symlinks=True)  # keeps mtimes: incremental
     built = sphinx_build(lang, staging, doctrees, log, options) == 0
     if not (built and publishable()):
@@ -261,13 +264,16 @@ def build_local(langs, outputs=()):
 
     def build(lang, stamp, digest, log=None, options=()):
         start = time.monotonic()
+        linked = stamps / f"{lang}.languages"
         ok = build_atomically(
             lang, outdir / lang, BUILD / "doctrees" / lang, log, [*options, *building],
             publishable=lambda: lang not in checked.result(),
+            # The languages every switcher links changed: all pages are written anew.
+            fresh=not linked.is_file() or linked.read_text() != ",".join(complete),
         )  # fmt: skip
         if ok:
             stamp.write_text(digest)
-            (stamps / f"{lang}.languages").write_text(",".join(complete))
+            linked.write_text(",".join(complete))
             page = os.path.relpath(outdir / lang / "index.html")
             print(f"--- {lang}: published in {time.monotonic() - start:.0f} s: {page} ---",
                   flush=True)  # fmt: skip

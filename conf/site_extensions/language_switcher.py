@@ -83,7 +83,10 @@ def add_links(app, pagename, templatename, context, doctree):
 
 def setup(app):
     """Register the partial build's config values; connect the page-context handler."""
-    app.add_config_value("site_building", [], "html", types=[list])
-    app.add_config_value("site_published_root", "", "html", types=[str])
+    # Not part of the pages' build info: build_site.py has Sphinx write every page
+    # again when the languages it links change (a changed "html" value would also
+    # leave a .buildinfo.bak in the published site).
+    app.add_config_value("site_building", [], "", types=[list])
+    app.add_config_value("site_published_root", "", "", types=[str])
     app.connect("html-page-context", add_links)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
