@@ -55,17 +55,21 @@ def test_make_html_builds_every_language_without_gettext(no_gettext):
 
 
 def test_a_broken_catalog_is_still_refused_without_gettext(no_gettext):
+    """make html, make check and make update-po name its file and line, and fail without a traceback."""
     project, env = no_gettext
     po = project / "locale" / "zh_TW" / "LC_MESSAGES" / "index.po"
     good = po.read_text("utf-8")
     try:
         po.write_text(good + '\nmsgid "An unterminated\nmsgstr ""\n', "utf-8")
         line = len(good.splitlines()) + 2
-        result = make(project, env, "html", "LANGUAGES=zh_TW")
-        assert result.returncode != 0
-        assert f"locale/zh_TW/LC_MESSAGES/index.po:{line}: [syntax] end-of-line within string" in (
-            result.stderr)  # fmt: skip
-        assert "Traceback" not in result.stderr
+        where = f"locale/zh_TW/LC_MESSAGES/index.po:{line}:"
+        for target, said in (("html", "[syntax] end-of-line within string"),
+                             ("check", "[syntax] end-of-line within string"),
+                             ("update-po", "error: cannot read this line (end-of-line within string)")):  # fmt: skip
+            result = make(project, env, target, "LANGUAGES=zh_TW")
+            assert result.returncode == 2, (target, result.stderr[-2000:])  # make: the target failed
+            assert f"{where} {said}" in result.stdout + result.stderr, (target, result.stderr[-2000:])
+            assert "Traceback" not in result.stdout + result.stderr, target
     finally:
         po.write_text(good, "utf-8")
 

@@ -1,6 +1,6 @@
 """out-of-sync: the catalogs do not match the English sources."""
 
-from translation.catalogs import english, messages, read
+from translation.catalogs import CatalogError, english, messages, read
 
 from .common import Problem, brief, shown
 
@@ -26,7 +26,11 @@ def check(pot_dir, catalog_dir, load=read):
             yield Problem(*source_location(first, pot_dir, pot_path), "out-of-sync",
                           f"this page has no catalog {shown(po_path)}; run make update-po")
             continue
-        catalog = {(m.context, english(m)): m for m in messages(load(po_path))}
+        try:
+            loaded = load(po_path)
+        except CatalogError:
+            continue  # the syntax check names the line it cannot read
+        catalog = {(m.context, english(m)): m for m in messages(loaded)}
         for key in catalog.keys() - pot.keys():
             yield Problem(shown(po_path), catalog[key].lineno, "out-of-sync",
                           f"English no longer in the source: {brief(key[1])}; run make update-po")
