@@ -808,7 +808,7 @@ if __name__ == "__main__" and plt is not None:
                 ax.barh(row, rows, left=start, color=colours[rank], edgecolor="white")
                 if rows:
                     ax.text(start + rows / 2, row, f"rank {rank}" if rows > 9 else str(rank),
-                            ha="center", va="center", fontsize=7)  # fmt: skip
+                            ha="center", va="center")  # fmt: skip
                 start += rows
         ax.set_yticks(range(len(runs)), [f"{n} processes" for n in runs])
         ax.invert_yaxis()

@@ -219,3 +219,87 @@ def test_tutorial_first_load_weighs_at_most_400_kb(browser, base_url, lang):
     for url, size in sorted(sizes.items(), key=lambda item: -item[1])[:5]:
         print(f"  {size / 1000:7.1f} kB  {url}")
     assert total <= MAX_FIRST_LOAD, f"{lang}: {total} bytes > {MAX_FIRST_LOAD}"
+
+
+PHONE_390 = {"width": 390, "height": 844}
+TUTORIALS = sorted(p.stem for p in (ROOT / "examples").glob("plot_*.py"))
+
+# Each figure: its size as shown, its own size, and its frame's (phone layout).
+FIGURES = """() => [...document.querySelectorAll('article img.sphx-glr-single-img')].map(img => {
+  const frame = img.closest('.figure-frame');
+  return {src: img.getAttribute('src'), shown: img.getBoundingClientRect().width, natural: img.naturalWidth,
+          overflows: frame.scrollWidth > frame.clientWidth, tabindex: frame.getAttribute('tabindex')};
+})"""
+
+
+def axis_text_px(src):
+    """The size in px, at the figure's own size, of the smallest tick label of figure *src*."""
+    import pickle
+
+    from site_extensions.localized_examples import PICKLE
+
+    name = Path(src).name  # the English figure: the translations redraw it, same sizes
+    with open(ROOT / "docs/auto_examples/images" / (name + PICKLE), "rb") as kept:
+        figure = pickle.load(kept)
+    sizes = [label.get_fontsize() for ax in figure.axes for axis in (ax.xaxis, ax.yaxis)
+             for label in axis.get_ticklabels() if label.get_text()]  # fmt: skip
+    return min(sizes) * figure.dpi / 72
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_figures_keep_their_words_as_large_as_the_body_on_a_phone(open_page, base_url, lang):
+    """At 390 px a figure is shown at its own size, its axes' words at least the body's
+    size, in a frame that scrolls sideways and takes keyboard focus; the page does not scroll."""
+    checked = 0
+    for tutorial in TUTORIALS:
+        page = open_page(base_url + f"{lang}/auto_examples/{tutorial}.html", viewport=PHONE_390)
+        page.wait_for_function("[...document.images].every(img => img.complete)")
+        body = page.evaluate("parseFloat(getComputedStyle(document.querySelector("
+                             "'article section > p:not(.bilingual-en)')).fontSize)")  # fmt: skip
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE_390["width"], tutorial
+        for figure in page.evaluate(FIGURES):
+            scale = figure["shown"] / figure["natural"]
+            assert scale == 1, figure
+            assert axis_text_px(figure["src"]) * scale >= body, figure
+            assert figure["tabindex"] == ("0" if figure["overflows"] else None), figure
+            checked += 1
+        if tutorial == TUTORIALS[0]:
+            page.locator(".figure-frame").first.scroll_into_view_if_needed()
+            shot(page, f"figure-{lang}-390px")
+    assert checked
+
+
+# Each heading: its lines of text (its text's boxes grouped by their middle), its
+# height in lines, and the width of its last line of text.
+HEADINGS = """() => [...document.querySelectorAll('article :is(h1, h2, h3)')].map(h => {
+  const style = getComputedStyle(h);
+  const lineHeight = parseFloat(style.lineHeight);
+  const range = document.createRange();
+  range.setStart(h, 0);
+  range.setEndBefore(h.querySelector('a.headerlink') || h.lastChild);
+  const lines = [];
+  for (const r of [...range.getClientRects()].filter(r => r.width > 0)) {
+    const middle = (r.top + r.bottom) / 2;
+    const line = lines.find(l => Math.abs(l.middle - middle) < lineHeight / 2);
+    if (line) { line.left = Math.min(line.left, r.left); line.right = Math.max(line.right, r.right); }
+    else lines.push({middle, left: r.left, right: r.right});
+  }
+  lines.sort((a, b) => a.middle - b.middle);
+  const last = lines[lines.length - 1];
+  return {text: h.textContent.replace('¶', '').trim(), textLines: lines.length,
+          lines: Math.round((h.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom)) / lineHeight),
+          lastLine: last.right - last.left, em: parseFloat(style.fontSize)};
+})"""
+
+
+@pytest.mark.parametrize("viewport", [PHONE_390, DESKTOP], ids=["390px", "1280px"])
+@pytest.mark.parametrize("lang", LANGS)
+def test_headings_have_no_empty_line_and_no_character_alone(open_page, base_url, lang, viewport):
+    for page_name in ["index", *(f"auto_examples/{t}" for t in TUTORIALS)]:
+        page = open_page(base_url + f"{lang}/{page_name}.html", viewport=viewport)
+        for heading in page.evaluate(HEADINGS):
+            # The hidden "¶" takes no line of its own: as many lines as lines of text.
+            assert heading["lines"] == heading["textLines"], (page_name, heading)
+            if heading["textLines"] > 1:  # a wrapped heading's last line holds more than a character
+                assert heading["lastLine"] > 1.5 * heading["em"], (page_name, heading)
+    shot(page, f"headings-{lang}-{viewport['width']}px")

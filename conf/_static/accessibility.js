@@ -8,9 +8,9 @@
  *    sphinx-design's CSS stay as they are), Left/Right/Home/End move between
  *    tabs and select them, only the selected tab is in the Tab order, and the
  *    radios are out of reach (they keep driving which panel the CSS shows).
- * 2. A code or output block, or a table, too big for its box scrolls; a
+ * 2. A code or output block, a table or a figure too big for its box scrolls; a
  *    keyboard user can scroll it only if it can take focus, so an
- *    overflowing <pre> or table wrapper gets tabindex=0 (and loses it when
+ *    overflowing <pre>, table wrapper or figure frame gets tabindex=0 (and loses it when
  *    it no longer overflows). Left/Right then scroll it instead of turning
  *    the page (Sphinx's navigation_with_keys).
  * 3. On the Chinese sites, code and its output are English (they never go
@@ -88,7 +88,7 @@
       if (target.scrollWidth > target.clientWidth || target.scrollHeight > target.clientHeight) target.tabIndex = 0;
       else target.removeAttribute("tabindex");
     }));
-    document.querySelectorAll("article pre, article .table-wrapper").forEach((box) => {
+    document.querySelectorAll("article pre, article .table-wrapper, article .figure-frame").forEach((box) => {
       observer.observe(box);
       box.addEventListener("keydown", keepArrowKeys);
     });

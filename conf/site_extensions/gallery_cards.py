@@ -34,6 +34,12 @@ CARD = 'class="sphx-glr-thumbcontainer"'
 TOOLTIP = re.compile(r' tooltip="[^"]*"')
 TITLE = re.compile(r'(<div class="sphx-glr-thumbnail-title">).*?(</div>)', re.S)
 COPY = "bilingual-en"  # bilingual.py's hidden English copies
+FRAME = "figure-frame"
+# Sphinx-Gallery's files for what this site does not use (tags, Binder, pandas
+# tables, rendered HTML output: capture_repr is empty): 10 kB off every page's
+# first load.
+UNUSED_ASSETS = {"sg-tags.js", "sg_gallery-binder.css", "sg_gallery-dataframe.css",
+                 "sg_gallery-rendered-html.css"}  # fmt: skip
 
 
 def _text(node):
@@ -46,6 +52,8 @@ def _is_prose(node):
 
 def introduction(figure):
     """The text of the paragraphs just before the code that drew *figure*, or None."""
+    if FRAME in figure.parent["classes"]:  # localized_examples.scrape's frame
+        figure = figure.parent
     siblings = figure.parent.children[: figure.parent.index(figure)]
     found, passed_code = [], False
     for node in reversed(siblings):
@@ -149,6 +157,12 @@ def visit_figure(translator, node):
         node["alt"] = alt
 
 
+def drop_unused_assets(app, pagename, templatename, context, doctree):
+    """Leave Sphinx-Gallery's UNUSED_ASSETS out of every page."""
+    for key in ("script_files", "css_files"):
+        context[key] = [f for f in context.get(key, []) if Path(f.filename).name not in UNUSED_ASSETS]
+
+
 def setup(app):
     """Register the handlers, the post-transform and the escaping figure writer."""
     app.add_node(imgsgnode, override=True, html=(visit_figure, depart_imgsg_html))
@@ -156,4 +170,5 @@ def setup(app):
     app.connect("env-before-read-docs", remember_read)
     app.connect("env-get-updated", rewrite_index)
     app.add_post_transform(TranslateCards)
+    app.connect("html-page-context", drop_unused_assets)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

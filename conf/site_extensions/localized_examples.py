@@ -37,6 +37,7 @@ import re
 import tempfile
 import tokenize
 import unicodedata
+from pathlib import Path
 
 from docutils import nodes
 
@@ -349,8 +350,26 @@ def localized_prose(rst, translate, parse, accept=lambda rst: True, width=None):
 PICKLE = ".figure.pickle"  # beside each figure's PNG: the figure itself, to draw again
 
 
+# The size of the figures' text: 12 pt at Matplotlib's 100 dpi is 16.7 px, the
+# body's 16 px, where a figure is shown at its own size, as it always is: on a
+# phone it scrolls sideways in its frame instead of shrinking (site.css), so its
+# words stay as large as the page's.
+FIGURE_TEXT_PT = 12
+
+
+def readable_figures(gallery_conf, fname, when):
+    """Sphinx-Gallery reset hook: each example draws its text at FIGURE_TEXT_PT (after "matplotlib")."""
+    import matplotlib  # a figure is about to be drawn, or was
+
+    matplotlib.rcParams["font.size"] = FIGURE_TEXT_PT
+
+
 def scrape(block, block_vars, gallery_conf, **kwargs):
-    """Sphinx-Gallery's Matplotlib scraper, keeping each figure it saves (pickled) beside it."""
+    """Sphinx-Gallery's Matplotlib scraper, keeping each figure it saves (pickled) beside it.
+
+    Each figure is put in a ``figure-frame`` container: the box that scrolls
+    it sideways where the page is narrower than the figure (site.css).
+    """
     import pickle
 
     import matplotlib.pyplot as plt
@@ -363,7 +382,10 @@ def scrape(block, block_vars, gallery_conf, **kwargs):
     for path, figure in zip(paths[before:], kept, strict=False):
         with open(path + PICKLE, "wb") as out:
             out.write(figure)
-    return rst
+    if not rst.strip():
+        return rst
+    return "\n\n.. container:: figure-frame\n\n" + "".join(
+        f"   {line}" if line.strip() else line for line in rst.strip("\n").splitlines(True)) + "\n\n"
 
 
 def figure_texts(figure):
