@@ -91,10 +91,10 @@ gpu-check: $(VENV)/.installed ## On a machine with GPUs: the CUDA tests, every c
 	$(PY) tests/gpu_check.py
 
 bench: $(VENV)/.installed ## Time fresh, partial and no-change builds and the live preview; print medians
-	$(PY) conf/site_build/bench.py
+	$(PY) tools/bench.py
 
 stress: $(VENV)/.installed ## RUNS fresh builds (default 20) under LOAD busy loops, SIDE_BY_SIDE at once; count failures
-	$(PY) conf/site_build/stress.py --runs $(RUNS) --load $(LOAD) --side-by-side $(SIDE_BY_SIDE)
+	$(PY) tools/stress.py --runs $(RUNS) --load $(LOAD) --side-by-side $(SIDE_BY_SIDE)
 
 clean: ## Remove every generated file (exactly the .gitignore'd outputs); waits for a running build
 	$(PYTHON) conf/site_build/checkout_lock.py "$(DP_COMMAND)" -- sh -c \

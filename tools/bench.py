@@ -8,7 +8,7 @@ process. Then it starts the live preview of zh_TW in that copy and saves an
 edited tutorial paragraph EDITS times (default 5): how long until the served
 page shows the edit, and until the rebuild is done (when open pages reload).
 
-Usage: python conf/site_build/bench.py [--repeat N] [--edits N] [--only builds|preview]
+Usage: python tools/bench.py [--repeat N] [--edits N] [--only builds|preview]
 Exit codes: 0 done, 1 a build failed.
 """
 
@@ -26,7 +26,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conf"))  # conf/: languages and the packages
 from site_build.checkout_lock import outside_env  # noqa: E402
 from site_build.project_copy import copy_project  # noqa: E402
 from site_layout import ROOT  # noqa: E402

@@ -8,7 +8,7 @@ run, as three clones building at once on one machine would. Timing bugs that
 a quiet machine hides show up here; the tests force the known ones
 deterministically (tests/test_build_reliability.py).
 
-Usage: python conf/site_build/stress.py [--runs N] [--load K] [--side-by-side M] [--languages "en zh_TW"]
+Usage: python tools/stress.py [--runs N] [--load K] [--side-by-side M] [--languages "en zh_TW"]
 
 Prints one line per build and a summary (builds, failures, median and
 slowest time); the log of every failed build is kept and its path printed.
@@ -27,7 +27,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conf"))  # conf/: languages and the packages
 from site_build.project_copy import copy_project  # noqa: E402
 
 

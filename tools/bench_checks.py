@@ -14,8 +14,8 @@ Each run is a fresh ``python conf/translation/run_checks.py`` process, as
 fastest and the slowest wall time of --repeat runs (default 5), the median
 CPU time (the wall time of an idle machine) and the load average.
 
-Usage: python conf/site_build/bench_checks.py [--repeat N] [--megabytes M]
-       python conf/site_build/bench_checks.py --locale-dir DIR LANG...
+Usage: python tools/bench_checks.py [--repeat N] [--megabytes M]
+       python tools/bench_checks.py --locale-dir DIR LANG...
 Exit codes: 0 done, 1 a run crashed (exit code 2 or more).
 """
 
@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: the translation package
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conf"))  # conf/: the translation package
 from site_layout import CONF, ROOT  # noqa: E402
 from translation.catalogs import Catalog, is_translated, messages, read, write  # noqa: E402
 
