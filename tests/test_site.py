@@ -123,11 +123,16 @@ def test_build_output_has_no_build_time_paths(site):
 
 
 def test_executed_outputs_have_no_stray_warnings(site):
+    checked = 0
     for page in (site / "en" / "auto_examples").glob("plot_*.html"):
         soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
-        for block in soup.select(".sphx-glr-script-out pre"):
+        blocks = soup.select(".sphx-glr-script-out pre")
+        assert blocks, f"{page.name}: no output block found (has the markup changed?)"
+        for block in blocks:
             text = block.get_text()
             assert not re.search(r"warn|deprecat|Traceback", text, re.IGNORECASE), (page.name, text)
+            checked += 1
+    assert checked >= len(list((site.parent.parent / "examples").glob("plot_*.py")))
 
 
 THEME_STRINGS = {
@@ -203,3 +208,23 @@ def test_each_card_shows_its_tutorials_figure_or_a_decorative_placeholder(site):
         assert all(img.get("alt") for img in figures), example.name
         number = int(chosen[1]) if chosen else 1
         assert thumbnail["alt"] == (figures[number - 1]["alt"] if figures else ""), example.name
+
+
+def test_every_extension_says_its_version_and_whether_it_is_parallel_safe():
+    """Each site extension's setup() returns a dict with "version" and both parallel flags."""
+    import ast
+
+    checked = 0
+    for path in sorted((Path(__file__).parent.parent / "conf/site_extensions").glob("*.py")):
+        tree = ast.parse(path.read_text("utf-8"))
+        setup = next((node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "setup"), None)
+        if setup is None:
+            continue  # a helper module, not an extension
+        returned = [node.value for node in ast.walk(setup) if isinstance(node, ast.Return)]
+        assert returned, f"{path.name}: setup() returns nothing"
+        for value in returned:
+            assert isinstance(value, ast.Dict), f"{path.name}:{value.lineno}: setup() returns no dict"
+            keys = {key.value for key in value.keys if isinstance(key, ast.Constant)}
+            assert {"version", "parallel_read_safe", "parallel_write_safe"} <= keys, f"{path.name}:{value.lineno}"
+        checked += 1
+    assert checked >= 20

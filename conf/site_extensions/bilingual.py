@@ -167,4 +167,4 @@ def setup(app):
     app.add_transform(KeepEnglish)
     app.add_transform(DropNeedlessCopies)
     app.add_transform(MarkEnglish)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -62,4 +62,4 @@ def setup(app):
     """Register the search language and the dictionary handler."""
     app.add_search_language(ChineseSearch)
     app.connect("config-inited", configure_search)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -63,4 +63,4 @@ class SectionsToDropdowns(SphinxTransform):
 def setup(app):
     """Register the transform."""
     app.add_transform(SectionsToDropdowns)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

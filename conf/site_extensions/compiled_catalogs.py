@@ -148,4 +148,4 @@ def setup(app):
     """Report, once the builder exists, what conf.py's compile_catalogs() found."""
     app.connect("builder-inited", report)
     app.connect("build-finished", fail)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -77,4 +77,4 @@ def setup(app):
     """Register the handlers."""
     app.connect("builder-inited", make_policy)
     app.connect("html-page-context", add_policy)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -171,4 +171,4 @@ def setup(app):
     app.connect("env-get-updated", rewrite_index)
     app.add_post_transform(TranslateCards)
     app.connect("html-page-context", drop_unused_assets)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -101,4 +101,4 @@ def setup(app):
     app.connect("builder-inited", hide_folders, priority=450)
     app.connect("builder-inited", check_gallery_is_current, priority=500)
     app.connect("builder-inited", show_folders, priority=550)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -49,4 +49,4 @@ class SectionsToTabs(SphinxTransform):
 def setup(app):
     """Register the transform."""
     app.add_transform(SectionsToTabs)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

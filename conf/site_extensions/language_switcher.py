@@ -89,4 +89,4 @@ def setup(app):
     app.add_config_value("site_building", [], "", types=[list])
     app.add_config_value("site_published_root", "", "", types=[str])
     app.connect("html-page-context", add_links)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

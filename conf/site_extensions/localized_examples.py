@@ -903,4 +903,4 @@ def setup(app):
     app.connect("doctree-read", localize, priority=400)  # before the image collector
     app.connect("env-updated", make_downloads, priority=400)  # before the refusals' report
     app.connect("build-finished", write_downloads)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -57,4 +57,4 @@ def setup(app):
     """Use the translator for the HTML builder; register the post-transform."""
     app.set_translator("html", CaptionLevelTranslator, override=True)
     app.add_post_transform(UniqueIdsAndValidLabels)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

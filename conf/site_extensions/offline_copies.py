@@ -157,4 +157,4 @@ def setup(app):
     app.connect("doctree-resolved", label_outputs)
     app.connect("doctree-resolved", drop_download_notes)
     app.connect("html-page-context", add_download_links)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

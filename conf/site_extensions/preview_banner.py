@@ -65,4 +65,4 @@ def offer_strings(app, env):
 def setup(app):
     """Offer the banner's sentences to translators."""
     app.connect("env-updated", offer_strings)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

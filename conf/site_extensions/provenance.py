@@ -188,4 +188,4 @@ def setup(app):
     app.connect("doctree-read", note_record)
     app.connect("doctree-resolved", add_notes)
     app.connect("env-updated", add_strings_for_translators)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

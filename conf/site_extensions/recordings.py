@@ -285,4 +285,4 @@ def setup(app):
     app.connect("builder-inited", load)
     app.connect("doctree-read", use_or_record)
     app.connect("build-finished", write_cells)
-    return {"parallel_read_safe": False, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": False, "parallel_write_safe": True}

@@ -31,4 +31,4 @@ def setup(app):
     """Run after Sphinx-Gallery has generated the gallery (priority 500), before
     example_guard.py declares it complete (900)."""
     app.connect("builder-inited", normalise_zips, priority=850)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -56,4 +56,4 @@ def setup(app):
     app.connect("html-page-context", translated_site_title)
     app.connect("html-page-context", translated_copyright)
     app.connect("env-updated", offer_author)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

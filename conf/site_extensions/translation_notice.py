@@ -106,4 +106,4 @@ def setup(app):
     """Register the transform; offer its sentences to translators."""
     app.add_transform(TranslationNotice)
     app.connect("env-updated", offer_sentences)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

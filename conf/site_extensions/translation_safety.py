@@ -344,4 +344,4 @@ def setup(app):
     app.connect("env-merge-info", merge)
     app.connect("env-updated", report)
     app.connect("build-finished", fail_if_refused)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -77,4 +77,4 @@ class TranslationStatus(SphinxDirective):
 def setup(app):
     """Register the directive."""
     app.add_directive("translation-status", TranslationStatus)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
