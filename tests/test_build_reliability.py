@@ -275,14 +275,20 @@ def test_incremental_build_renames_a_page_everywhere(project):
         assert old_title not in navigation, page
 
 
-def test_nothing_to_run_follows_sphinx_gallerys_checksums(site):
+def test_nothing_to_run_follows_sphinx_gallerys_checksums(site, tmp_path):
     """matplotlib is skipped only when Sphinx-Gallery would run no example."""
     from site_extensions.gallery_reuse import stale_examples
 
     root = site.parent.parent
     examples, gallery = root / "examples", root / "docs" / "auto_examples"
     assert stale_examples(examples, gallery) == []  # the session build just ran them all
-    assert stale_examples(examples, gallery / "missing")
+    # A copy of the gallery where one example's checksum no longer matches its
+    # script: that example, and it alone, would run again.
+    copy = tmp_path / "gallery"
+    shutil.copytree(gallery, copy, ignore=shutil.ignore_patterns("images", "*.ipynb", "*.zip"))
+    first = sorted(examples.glob("plot_*.py"))[0].name
+    (copy / f"{first}.md5").write_text("0" * 32)
+    assert stale_examples(examples, copy) == [first]
 
 
 def test_changed_example_is_not_reused(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from conftest import outside_env
-from languages import LANGUAGES, browser_tags, select
+from languages import LANGUAGES, select
 
 JAPANESE = '''    Language("ja", "ja", "ja", "日本語", "Jpan", "言語を選択"),\n'''
 
@@ -31,11 +31,6 @@ def test_select_reads_the_table():
         select(["fr"])
     with pytest.raises(ValueError, match="en is the source language"):
         select(["en"], translations_only=True)
-
-
-def test_browser_tags_send_traditional_chinese_readers_to_zh_TW():
-    tags = {lang.sphinx: browser_tags(lang) for lang in LANGUAGES}
-    assert "zh-hk" in tags["zh_TW"] and tags["zh_CN"] == ("zh",) and tags["en"] == ("en",)
 
 
 @pytest.fixture(scope="module")

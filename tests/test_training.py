@@ -162,6 +162,8 @@ def test_only_rank_0_logs(executed, world_size):
         assert lines[-1] == "(rank 1 printed nothing)"
     elif world_size > 2:
         assert lines[-1] == f"(ranks 1 to {world_size - 1} printed nothing)"
+    else:  # one process: rank 0 is every rank, and nothing is said of others
+        assert not any("printed nothing" in line for line in lines), lines
 
 
 @pytest.mark.parametrize("world_size", DDP_SIZES)

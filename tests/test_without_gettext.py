@@ -7,7 +7,8 @@ import sys
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import ROOT, mini_copy, outside_env
+from conftest import ROOT, mini_copy, outside_env, translate
+from translation.catalogs import read  # conf/ is on sys.path
 
 GETTEXT_PROGRAMS = ("msgfmt", "msgmerge", "msgcat", "msgattrib", "msginit", "msgunfmt", "xgettext")
 
@@ -76,14 +77,32 @@ def test_a_broken_catalog_is_still_refused_without_gettext(no_gettext):
 
 @pytest.mark.parametrize("target", ["update-po", "prune-po", "seed-zh_TW"])
 def test_the_catalog_targets_need_no_gettext_either(no_gettext, target):
-    """They read and write catalogs with Babel, which Sphinx and sphinx-intl use too."""
+    """They read and write catalogs with Babel, which Sphinx and sphinx-intl use too:
+    each is given work (a new sentence, an obsolete entry, an empty zh_TW entry) and does it."""
     project, env = no_gettext
-    before = {p: p.read_bytes() for p in sorted((project / "locale").rglob("*.po"))}
-    result = make(project, env, target)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "gettext" not in result.stderr.lower()
-    # The catalogs are current and finished: there is nothing to merge, prune or seed.
-    assert {p: p.read_bytes() for p in sorted((project / "locale").rglob("*.po"))} == before
+    index, zh_tw = project / "docs" / "index.md", project / "locale/zh_TW/LC_MESSAGES/index.po"
+    saved = {p: p.read_bytes() for p in [index, *sorted((project / "locale").rglob("*.po"))]}
+    try:
+        if target == "update-po":
+            index.write_text(index.read_text("utf-8") + "\nA sentence the catalogs lack.\n", "utf-8")
+        elif target == "prune-po":
+            zh_tw.write_text(zh_tw.read_text("utf-8") + '\n#~ msgid "Gone"\n#~ msgstr "不見了"\n', "utf-8")
+        else:
+            translate(zh_tw, {"Tutorials": ""})
+        result = make(project, env, target)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        assert "gettext" not in result.stderr.lower()
+        entry = read(zh_tw).get("A sentence the catalogs lack.")
+        if target == "update-po":
+            assert entry is not None and entry.string == ""
+        elif target == "prune-po":
+            assert "Gone" not in zh_tw.read_text("utf-8")
+        else:  # from zh_CN's 教程, through OpenCC, marked for a person to check
+            seeded = read(zh_tw).get("Tutorials")
+            assert seeded.string == "教程" and seeded.fuzzy, seeded
+    finally:
+        for path, data in saved.items():
+            path.write_bytes(data)
 
 
 def test_make_test_names_each_missing_tool_at_its_start_with_any_number_of_workers(no_gettext):
