@@ -150,7 +150,7 @@ def add_download_links(app, pagename, templatename, context, doctree):
 
 def setup(app):
     """Register the file name setting and the handlers."""
-    app.add_config_value("offline_basename", "site", "env")
+    app.add_config_value("offline_basename", "site", "env", types=[str])
     app.connect("config-inited", configure)
     app.connect("builder-inited", note_builder, priority=400)  # before EPUB checks its values
     app.connect("env-updated", translated_title)

@@ -50,8 +50,8 @@ def offer_author(app, env):
 
 def setup(app):
     """Register the config values and the handler."""
-    app.add_config_value("site_languages", [], "html")
-    app.add_config_value("site_language_dirs", {}, "html")
+    app.add_config_value("site_languages", [], "html", types=[list])
+    app.add_config_value("site_language_dirs", {}, "html", types=[dict])
     app.connect("config-inited", apply_language)
     app.connect("html-page-context", translated_site_title)
     app.connect("html-page-context", translated_copyright)
