@@ -1,5 +1,7 @@
 """Where the project's parts are: the one place that knows the checkout's layout."""
 
+import hashlib
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,10 +22,26 @@ def machinery_version():
     The site's extensions give it to Sphinx as their ``env_version``: when it
     changes, Sphinx reads and writes every page again.
     """
-    import hashlib
-
     digest = hashlib.sha256()
     for path in sorted([ROOT / "requirements.txt", *CONF.rglob("*")]):
         if path.is_file() and "__pycache__" not in path.parts:
             digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def sources_digest(lang):
+    """A digest of everything *lang*'s pages are made from: the pins, the glossary, docs/,
+    examples/, conf/ and the language's catalogs (not generated files).
+
+    ``make html`` keeps it beside each language's site (``_build/stamps/<lang>.sources``):
+    the review page compares it to say which built pages predate a change.
+    """
+    digest = hashlib.sha256()
+    files = [ROOT / "requirements.txt", GLOSSARY]
+    for folder in (DOCS, EXAMPLES, CONF, LOCALE / lang):
+        files += folder.rglob("*")
+    for path in sorted(files):
+        rel = path.relative_to(ROOT).as_posix()
+        if path.is_file() and not re.search(rf"^docs/{GALLERY_NAME}/|__pycache__/|\.mo$", rel):
+            digest.update(rel.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages
 from languages import LANGUAGES, SOURCE, TRANSLATIONS, browser_tags, from_readthedocs, select  # noqa: E402
 from site_build.checkout_lock import run_held  # noqa: E402
 from site_extensions.content_security_policy import meta, policy, script_hash  # noqa: E402
-from site_layout import BUILD, CONF, EXAMPLES, GALLERY, LOCALE, ROOT  # noqa: E402
+from site_layout import BUILD, CONF, EXAMPLES, GALLERY, LOCALE, ROOT, sources_digest  # noqa: E402
 
 # Reuse the gallery the first language's build executed (gallery_reuse.py).
 REUSE_GALLERY = ["-D", "reuse_gallery=1"]
@@ -100,17 +100,12 @@ def extract_english(reuse_gallery=False):
     return True
 
 
-def input_digest(lang):
-    """Hash everything a language's pages are made from (not generated files)."""
+def input_digest(lang, sources=None):
+    """Hash everything a language's pages are made from: its sources (their digest, if
+    known: *sources*), Sphinx's options, the recordings."""
     digest = hashlib.sha256(" ".join(SPHINX_OPTS).encode())
     digest.update(" ".join(RECORDINGS).encode())  # named by their checksums (outputs.fetch)
-    files = [ROOT / "requirements.txt", LOCALE / "glossary.csv"]
-    for folder in ("docs", "examples", "conf", f"locale/{lang}"):
-        files += (ROOT / folder).rglob("*")
-    for path in sorted(files):
-        rel = path.relative_to(ROOT).as_posix()
-        if path.is_file() and not re.search(r"^docs/auto_examples/|__pycache__/|\.mo$", rel):
-            digest.update(rel.encode() + b"\0" + path.read_bytes())
+    digest.update((sources or sources_digest(lang)).encode())
     return digest.hexdigest()
 
 
@@ -235,7 +230,8 @@ def build_local(langs, outputs=()):
     stamps = BUILD / "stamps"
     stamps.mkdir(parents=True, exist_ok=True)
     use_recordings(outputs)
-    digests = {lang.sphinx: input_digest(lang.sphinx) for lang in LANGUAGES}
+    sources = {lang.sphinx: sources_digest(lang.sphinx) for lang in LANGUAGES}
+    digests = {lang: input_digest(lang, sources[lang]) for lang in sources}
 
     def current(lang):
         stamp = stamps / f"{lang}.sha256"
@@ -274,6 +270,7 @@ def build_local(langs, outputs=()):
         if ok:
             stamp.write_text(digest)
             linked.write_text(",".join(complete))
+            (stamps / f"{lang}.sources").write_text(sources[lang])
             page = os.path.relpath(outdir / lang / "index.html")
             print(f"--- {lang}: published in {time.monotonic() - start:.0f} s: {page} ---",
                   flush=True)  # fmt: skip

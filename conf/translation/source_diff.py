@@ -7,7 +7,7 @@ examples/ against the base (the working tree, uncommitted and new files
 included) as a word diff; :func:`outputs` takes what a changed tutorial
 printed when it was last executed (the gallery's generated page);
 :func:`stale_languages` says which languages' built pages are older than
-their inputs (make html's stamp, build_site.input_digest), so that their
+their sources (make html's stamp, site_layout.sources_digest), so that their
 links on the review page would show old text.
 """
 
@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from site_layout import BUILD, GALLERY, ROOT
+from site_layout import BUILD, GALLERY, ROOT, sources_digest
 from translation.catalog_diff import ReviewError, git
 
 FOLDERS = ("docs", "examples")
@@ -92,16 +92,18 @@ def executed_current(source, gallery=GALLERY):
 
 
 def stale_languages(langs, site=BUILD / "html"):
-    """The languages among *langs* whose pages in *site* are older than their sources or catalogs."""
-    from site_build.build_site import input_digest
+    """The languages among *langs* whose pages in *site* are older than their sources or catalogs.
 
-    stamps = BUILD / "stamps"
+    ``make html`` keeps the digest of each language's sources beside its site;
+    the build's options and recordings are not sources (a review process has
+    neither, and they do not make a page older than a change).
+    """
     stale = []
     for lang in langs:
-        stamp = stamps / f"{lang}.sha256"
+        stamp = BUILD / "stamps" / f"{lang}.sources"
         if not (Path(site) / lang / "index.html").is_file():
             continue  # not built at all: the page says so already
-        if not stamp.is_file() or stamp.read_text() != input_digest(lang):
+        if not stamp.is_file() or stamp.read_text() != sources_digest(lang):
             stale.append(lang)
     return stale
 
