@@ -379,7 +379,8 @@ def pull_request_base(branch="main"):
     Read the Docs clones a pull request shallowly, without the branch it
     targets, so there is nothing to compare with until both are fetched.
     """
-    from translation.catalog_diff import git, resolve_base
+    from translation.catalog_diff import resolve_base
+    from translation.repository import git
 
     if git("rev-parse", "--is-shallow-repository").strip() == "true":
         git("fetch", "--quiet", "--unshallow", "origin")
@@ -395,7 +396,7 @@ def build_pull_request(output):
     chooser, en/, zh_CN/, zh_TW/, and review/ (review_diff.py against the
     merge base with main).
     """
-    from translation.catalog_diff import ReviewError
+    from translation.repository import ReviewError
     from translation.review_diff import write_review
 
     try:

@@ -12,7 +12,6 @@ by default the merge base with ``main``.
 
 import difflib
 import os
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,23 +19,10 @@ from site_layout import ROOT
 from translation.catalogs import (
     CatalogError, catalog_text, english, language_catalogs, messages, parse, read,
 )  # fmt: skip
+from translation.merging import ONLY_A_REFERENCE, shared_entries
+from translation.repository import ReviewError, git
 
 PAIRING = 0.6  # how alike two msgids must be to count as one sentence edited
-
-
-class ReviewError(Exception):
-    """Bad usage: an unknown revision, no base to compare with, no git repository."""
-
-
-def git(*args, cwd=ROOT):
-    """Run git; return its output, or raise ReviewError with git's own message."""
-    try:
-        result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
-    except OSError as err:  # no git at all
-        raise ReviewError(f"cannot run git: {err.strerror}") from None
-    if result.returncode != 0:
-        raise ReviewError(result.stderr.strip() or f"git {' '.join(args)} failed")
-    return result.stdout
 
 
 def resolve_base(revision=None, cwd=ROOT):
@@ -316,12 +302,10 @@ def translated_languages(pages, locale_dir):
     """The languages in which the change translated something by hand.
 
     The entries ``make update-po`` fills, those every tutorial shares in a new
-    tutorial's catalog (update_catalogs.shared_entries) and those that are
-    only a reference (update_catalogs.fill_references), are not a
+    tutorial's catalog (merging.shared_entries) and those that are
+    only a reference (merging.fill_references), are not a
     translator's work.
     """
-    from translation.update_catalogs import ONLY_A_REFERENCE, shared_entries
-
     found = set()
     for page in pages:
         name = Path(page.domain).name

@@ -7,7 +7,7 @@ not enough: after an English edit and before ``make update-po``, a catalog
 still holds the old sentence, translated, and a new page has no catalog at
 all. So each catalog is merged, in memory, with a fresh extraction of the
 current English, exactly as ``make update-po`` would merge it
-(update_catalogs.merged: Babel's ``Catalog.update``), and counted then:
+(merging.merged: Babel's ``Catalog.update``), and counted then:
 
 - translated: the entry has a translation and the English did not change;
 - outdated: it has a translation of an older English (fuzzy after the merge:
@@ -34,6 +34,7 @@ from pathlib import Path
 from site_build.checkout_lock import held
 from site_layout import BUILD, CONF, DOCS, EXAMPLES, GALLERY, LOCALE, POT_DIR, ROOT
 from translation.catalogs import is_translated, language_catalogs, messages, read
+from translation.merging import merged
 STAMP = POT_DIR / ".sources"
 STATES = ("translated", "outdated", "untranslated")
 
@@ -156,8 +157,6 @@ def page_counts(po, pot, lang):
 
     *pot*: a .pot path, a Babel Catalog of the English, or None (*po* as it stands).
     """
-    from translation.update_catalogs import merged
-
     if pot is not None:
         catalog = merged(pot, Path(po), lang, quiet=True)
     elif Path(po).is_file():

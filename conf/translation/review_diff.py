@@ -48,10 +48,11 @@ from languages import SOURCE, by_sphinx_code, select  # noqa: E402
 from site_extensions.content_security_policy import meta, policy  # noqa: E402
 from site_layout import BUILD, LOCALE, ROOT  # noqa: E402
 from translation.catalog_diff import (  # noqa: E402
-    ReviewError, attach_findings, changed_parts, keep_changed, resolve_base, review_language,
+    attach_findings, changed_parts, keep_changed, resolve_base, review_language,
     state, translation, unchanged_catalogs, untranslated_elsewhere,
 )  # fmt: skip
 from translation.catalogs import CatalogError  # noqa: E402
+from translation.repository import ReviewError  # noqa: E402
 from translation.run_checks import CHECKS, run_checks  # noqa: E402
 from translation.source_diff import render as render_sources, source_changes, stale_languages  # noqa: E402
 

@@ -75,7 +75,9 @@ from site_layout import LOCALE  # noqa: E402
 from translation.catalogs import (  # noqa: E402
     catalog_text, language_catalogs, messages, msgstr_line, strange_files,
 )  # fmt: skip
+from translation.catalog_diff import changed_only, resolve_base  # noqa: E402
 from translation.progress import POT_DIR, fresh_templates  # noqa: E402
+from translation.repository import ReviewError  # noqa: E402
 from translation.words import too_long  # noqa: E402
 
 ENTRY_CHECKS = {
@@ -205,8 +207,6 @@ def main(argv=None):
         if folder and not folder.is_dir():
             parser.error(f"{option} {folder} is not a folder")
     if args.base:  # a bad revision fails before the checks run
-        from translation.catalog_diff import ReviewError, changed_only, resolve_base
-
         try:
             base, _ = resolve_base(args.base, args.locale_dir)
         except ReviewError as err:

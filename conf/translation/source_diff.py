@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from site_layout import BUILD, GALLERY, ROOT, sources_digest
-from translation.catalog_diff import ReviewError, git
+from translation.repository import ReviewError, git
 
 FOLDERS = ("docs", "examples")
 _MARK = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}", re.DOTALL)

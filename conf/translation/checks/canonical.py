@@ -9,7 +9,7 @@ read is left to the ``syntax`` check.
 from pathlib import Path
 
 from translation.catalogs import CatalogError, catalog_language, catalog_text, parse, text
-from translation.update_catalogs import BABEL_FORM
+from translation.merging import BABEL_FORM
 
 from site_layout import LOCALE
 
