@@ -28,15 +28,8 @@ from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from conftest import FIGURE_EXAMPLE, outside_env
 from languages import TRANSLATIONS
-from site_extensions.localized_examples import (
-    PICKLE,
-    code_tokens,
-    draw,
-    figure_family,
-    localized_code,
-    notebook_code,
-    texts,
-)
+from site_extensions.localized_examples import PICKLE, draw, figure_family, notebook_code
+from translation.tutorial_text import code_tokens, localized_code, texts
 from babel.messages.catalog import Message
 from translation.catalogs import is_translated, messages, msgstr_line, read, write
 
@@ -198,7 +191,7 @@ def breaks_between_chinese(script):
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_a_chinese_download_is_wrapped_as_the_english_without_splitting_a_word(
         site, lang, example):  # fmt: skip
-    from site_extensions.localized_examples import _CJK, _chinese_words, _width
+    from translation.tutorial_text import _CJK, _chinese_words, _width
 
     script = download(site, lang, example, ".py").read_text("utf-8")
     english = set((ROOT / "examples" / f"{example}.py").read_text("utf-8").splitlines())
@@ -244,7 +237,7 @@ def test_a_docstrings_summary_line_stays_apart_in_every_language(site, lang):
 
 
 def test_wrapping_keeps_markup_glossary_terms_and_punctuation_whole():
-    from site_extensions.localized_examples import _wrap
+    from translation.tutorial_text import _wrap
 
     text = ("每个进程都加入同一个进程组，然后把 ``torch.distributed.init_process_group(backend)``"
             "\\ 的结果（一个进程组）交给 :ref:`DDP 教程 <ddp-tutorial>`\\ 中的模型。")
@@ -257,7 +250,7 @@ def test_wrapping_keeps_markup_glossary_terms_and_punctuation_whole():
             assert line.count("``") % 2 == 0 and line.count("`") % 2 == 0
             assert not (line.endswith("进程") and following.startswith("组"))
     # Traditional text is cut as its Simplified form would be: 後端 stays one word.
-    from site_extensions.localized_examples import _chinese_words
+    from translation.tutorial_text import _chinese_words
 
     assert _chinese_words("然後使用後端") == ["然後", "使用", "後端"]
     assert _chinese_words("行程群組") == ["行程群組"]  # a glossary term

@@ -135,7 +135,8 @@ def run_notebook(notebook, folder):
 def test_every_notebook_validates_and_runs(site, lang, tmp_path):
     import nbformat
 
-    from site_extensions.localized_examples import code_tokens, notebook_code
+    from site_extensions.localized_examples import notebook_code
+    from translation.tutorial_text import code_tokens
 
     notebooks = sorted((site / lang / "_downloads").rglob("*.ipynb"))
     assert len(notebooks) == len(list((ROOT / "examples").glob("plot_*.py")))

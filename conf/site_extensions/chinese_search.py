@@ -16,7 +16,6 @@ Two fixes to Sphinx 9.0's Chinese (jieba) search:
   term and its parts.
 """
 
-import csv
 import logging
 import re
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 from sphinx.search.zh import SearchChinese
 
 from languages import by_sphinx_code
+from translation.tutorial_text import glossary_terms
 
 CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -32,13 +32,6 @@ class ChineseSearch(SearchChinese):
     """Sphinx's Chinese search, with the JavaScript stemmer it actually ships."""
 
     language_name = "English"  # language_data.js: window.Stemmer = EnglishStemmer
-
-
-def glossary_terms(glossary, language):
-    """Return the *language* column's terms of the glossary CSV that contain Chinese."""
-    with open(glossary, encoding="utf-8", newline="") as f:
-        terms = {row[language].strip() for row in csv.DictReader(f)}
-    return sorted(term for term in terms if CJK.search(term))
 
 
 def configure_search(app, config):

@@ -18,6 +18,7 @@ import functools
 from pathlib import Path
 
 from site_layout import EXAMPLES, GALLERY_NAME, ROOT
+from translation.tutorial_text import localized_code, texts
 
 from .common import error, warning
 from .parsing import doctest_source, python_code
@@ -76,7 +77,6 @@ def check(message):
 def _example_cells(example):
     """{comment or docstring text: [code cells holding it]} of the example file *example*."""
     from sphinx_gallery.py_source_parser import split_code_and_text_blocks
-    from site_extensions.localized_examples import texts
 
     found = {}
     for block in split_code_and_text_blocks(str(example))[1]:
@@ -102,7 +102,6 @@ def example_of(message):
 
 def check_example_text(message):
     """Yield an error if a translation in an example's catalog would change the example's code."""
-    from site_extensions.localized_examples import localized_code
 
     example = example_of(message)
     if example is None:
