@@ -97,5 +97,5 @@ stress: $(VENV)/.installed ## RUNS fresh builds (default 20) under LOAD busy loo
 	$(PY) tools/stress.py --runs $(RUNS) --load $(LOAD) --side-by-side $(SIDE_BY_SIDE)
 
 clean: ## Remove every generated file (exactly the .gitignore'd outputs); waits for a running build
-	$(PYTHON) conf/site_build/checkout_lock.py "$(DP_COMMAND)" -- sh -c \
+	$(PYTHON) conf/checkout_lock.py "$(DP_COMMAND)" -- sh -c \
 	  "rm -rf _build docs/auto_examples docs/sg_execution_times.rst && find locale -name '*.mo' -delete"

@@ -13,7 +13,7 @@ crashed build never leaves a stale lock. Who holds it is written, for the
 message only, to ``_build/build-lock-holder``. A holder's child processes
 inherit the lock through ``DP_BUILD_LOCK`` and do not wait for their parent.
 
-Usage (from the Makefile): ``python3 conf/site_build/checkout_lock.py WHAT -- COMMAND...``
+Usage (from the Makefile): ``python3 conf/checkout_lock.py WHAT -- COMMAND...``
 runs COMMAND under the lock and exits with its code. Standard library only,
 so that it runs before the virtual environment exists.
 """
@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 INHERITED = "DP_BUILD_LOCK"
 _held = {}  # checkout folder -> open descriptor, for this process
 
@@ -118,7 +118,7 @@ def setup(app):
     what = os.environ.get("DP_COMMAND") or "sphinx-build " + " ".join(sys.argv[1:3])
     acquire(Path(app.confdir).parent, what)
     app.connect("build-finished", _sphinx_release, priority=1000)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
 
 
 def run_held(what, work, failures=()):

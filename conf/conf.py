@@ -26,7 +26,7 @@ language = "en"
 root_doc = "index"
 
 extensions = [
-    "site_build.checkout_lock",  # first: wait for any other build of this checkout
+    "checkout_lock",  # first: wait for any other build of this checkout
     "site_extensions.compiled_catalogs",  # refuses a catalog compile_catalogs() could not compile
     "myst_parser",
     "sphinx_design",
@@ -48,7 +48,7 @@ extensions = [
     "site_extensions.gallery_cards",
     "site_extensions.localized_examples",  # comments, docstrings, figures and downloads translated
     "site_extensions.translation_safety",  # translations add words, never markup or script
-    "site_extensions.content_security_policy",
+    "content_security_policy",
     "site_extensions.chinese_search",
     "site_extensions.translation_status",
     "site_extensions.navigation_refresh",

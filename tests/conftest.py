@@ -28,7 +28,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "conf"))
 
-from site_build.checkout_lock import acquire, outside_env  # noqa: E402
+from checkout_lock import acquire, outside_env  # noqa: E402
 from languages import LANGUAGES  # noqa: E402
 
 

@@ -473,7 +473,7 @@ def test_the_lock_goes_with_a_killed_build(project):
 
 def test_the_test_session_holds_the_checkout_lock():
     """`make html` started while `make test` runs waits for it (see conftest.py)."""
-    from site_build.checkout_lock import ROOT, describe_holder
+    from checkout_lock import ROOT, describe_holder
 
     assert describe_holder(ROOT).startswith("`make test` (pid ")
     probe = "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)"

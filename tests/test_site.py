@@ -212,11 +212,13 @@ def test_each_card_shows_its_tutorials_figure_or_a_decorative_placeholder(site):
 
 
 def test_every_extension_says_its_version_and_whether_it_is_parallel_safe():
-    """Each site extension's setup() returns a dict with "version" and both parallel flags."""
+    """Each extension of the site's (conf/site_extensions/, and the lock and the policy in
+    conf/) returns from setup() a dict with "version" and both parallel flags."""
     import ast
 
     checked = 0
-    for path in sorted((Path(__file__).parent.parent / "conf/site_extensions").glob("*.py")):
+    conf = Path(__file__).parent.parent / "conf"
+    for path in sorted([*(conf / "site_extensions").glob("*.py"), *conf.glob("*.py")]):
         tree = ast.parse(path.read_text("utf-8"))
         setup = next((node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "setup"), None)
         if setup is None:

@@ -27,7 +27,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conf"))  # conf/: languages and the packages
-from site_build.checkout_lock import outside_env  # noqa: E402
+from checkout_lock import outside_env  # noqa: E402
 from site_build.project_copy import copy_project  # noqa: E402
 from site_layout import ROOT  # noqa: E402
 from translation.catalogs import is_translated, messages, read, write  # noqa: E402

@@ -38,7 +38,7 @@ from site_build.build_site import (  # noqa: E402
     CONTENT_CHECKS, REUSE_GALLERY, input_digest, readthedocs_recordings, readthedocs_target,
     refused, sphinx_build, use_recordings,
 )  # fmt: skip
-from site_build.checkout_lock import run_held  # noqa: E402
+from checkout_lock import run_held  # noqa: E402
 from site_extensions.gallery_reuse import outdated_gallery  # noqa: E402
 from site_layout import BUILD, EXAMPLES, GALLERY, ROOT  # noqa: E402
 

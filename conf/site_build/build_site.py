@@ -39,8 +39,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from languages import LANGUAGES, SOURCE, TRANSLATIONS, browser_tags, from_readthedocs, select  # noqa: E402
-from site_build.checkout_lock import run_held  # noqa: E402
-from site_extensions.content_security_policy import meta, policy, script_hash  # noqa: E402
+from checkout_lock import run_held  # noqa: E402
+from content_security_policy import meta, policy, script_hash  # noqa: E402
 from site_layout import BUILD, CONF, EXAMPLES, GALLERY, LOCALE, ROOT, sources_digest  # noqa: E402
 
 # Reuse the gallery the first language's build executed (gallery_reuse.py).

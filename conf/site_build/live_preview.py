@@ -58,7 +58,7 @@ RELOAD = "/_live/reload.js"
 POLL_SECONDS = 0.1
 # Loaded by every served page: poll the status, reload after a new build. A
 # file, not an inline script: the pages' Content-Security-Policy
-# (conf/site_extensions/content_security_policy.py) runs no inline script.
+# (conf/content_security_policy.py) runs no inline script.
 RELOAD_SCRIPT = b"""(() => {
   let seen = null;
   const poll = async () => {

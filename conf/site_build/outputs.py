@@ -45,7 +45,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
-from site_build.checkout_lock import outside_env  # noqa: E402
+from checkout_lock import outside_env  # noqa: E402
 from site_build.project_copy import copy_project  # noqa: E402
 from site_layout import BUILD, ROOT  # noqa: E402
 from site_extensions.recordings import FORMAT, MAX_FILE, code_digest, sign  # noqa: E402

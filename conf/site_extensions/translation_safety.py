@@ -33,7 +33,7 @@ and every pull request is built. In a translated build:
   every page's ``translations.js``: the build stops.
 
 Every refusal fails the build, with or without ``-W``; what was written is
-already neutralised. content_security_policy.py is the next layer: a script
+already neutralised. conf/content_security_policy.py is the next layer: a script
 that got through anyway would not run.
 """
 

@@ -31,8 +31,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from site_build.checkout_lock import held
-from site_layout import BUILD, CONF, DOCS, EXAMPLES, GALLERY, LOCALE, POT_DIR, ROOT
+from checkout_lock import held
+from site_layout import BUILD, CONF, DOCS, LOCALE, POT_DIR, ROOT
 from translation.catalogs import is_translated, language_catalogs, messages, read
 from translation.merging import merged
 STAMP = POT_DIR / ".sources"

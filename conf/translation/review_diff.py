@@ -45,7 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from languages import SOURCE, by_sphinx_code, select  # noqa: E402
-from site_extensions.content_security_policy import meta, policy  # noqa: E402
+from content_security_policy import meta, policy  # noqa: E402
 from site_layout import BUILD, LOCALE, ROOT  # noqa: E402
 from translation.catalog_diff import (  # noqa: E402
     attach_findings, changed_parts, keep_changed, resolve_base, review_language,

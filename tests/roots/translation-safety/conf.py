@@ -11,7 +11,7 @@ from site_extensions.compiled_catalogs import compile_catalogs
 compile_catalogs(os.path.join(os.path.dirname(__file__), "locale"))
 extensions = [
     "site_extensions.compiled_catalogs", "myst_parser", "site_extensions.translation_safety",
-    "site_extensions.content_security_policy",
+    "content_security_policy",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 locale_dirs = ["locale"]
