@@ -84,7 +84,8 @@ seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC
 livehtml: $(VENV)/.installed ## Live preview of one language (default zh_CN) at http://127.0.0.1:PORT (default 8000)
 	$(PY) conf/site_build/live_preview.py $(LANGUAGES) --port $(PORT)
 
-test: $(VENV)/.installed ## Run the whole test suite (builds the site once), WORKERS at once (default: one per core)
+test: $(VENV)/.installed ## Lint (ruff.toml), then run the whole test suite (builds the site once), WORKERS at once
+	$(PY) -m ruff check --quiet conf tests tools
 	$(PY) -m pytest -ra --numprocesses=$(WORKERS) --maxprocesses=4 --dist=loadfile tests
 
 gpu-check: $(VENV)/.installed ## On a machine with GPUs: the CUDA tests, every command the pages give, the build's run; report in _build/gpu-check/

@@ -13,16 +13,13 @@ import http.server
 import json
 import os
 import re
-import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 import yaml
-from bs4 import BeautifulSoup
 from conftest import FIGURE_EXAMPLE, ROOT, outside_env
 from site_build.outputs import OutputsError, fetch
 from site_extensions.compiled_catalogs import NEVER_OLDER, PROBLEMS, compile_catalogs
@@ -445,13 +442,13 @@ def test_a_symbolic_link_under_locale_stops_the_build_before_sphinx_reads_it(min
     subprocess.run([*git, "add", "-A"], cwd=project, check=True)
     subprocess.run([*git, "commit", "--quiet", "-m", "a pull request"], cwd=project, check=True)
     before = digest(project / "_build" / "html" / "zh_TW")
-    for target in ("html", "check", "review-diff"):
-        result = make(project, target, "LANGUAGES=zh_TW", *(["BASE=main"] if target == "review-diff" else []))
+    for goal in ("html", "check", "review-diff"):
+        result = make(project, goal, "LANGUAGES=zh_TW", *(["BASE=main"] if goal == "review-diff" else []))
         output = result.stdout + result.stderr
         named = re.search(r"leak\\?\.po", output)  # summary.md escapes the dot
-        assert named and PASSWD not in output and "root:" not in output, (target, output[-2000:])
-        if target != "review-diff":
-            assert result.returncode != 0, target
+        assert named and PASSWD not in output and "root:" not in output, (goal, output[-2000:])
+        if goal != "review-diff":
+            assert result.returncode != 0, goal
     review = project / "_build" / "review"
     for page in review.glob("*") if review.is_dir() else ():
         assert PASSWD not in page.read_text("utf-8", errors="replace")

@@ -6,7 +6,6 @@ the checkout: its new catalogs, the gallery card, make update-po's output,
 make check BASE=, the review page, and, translated, what CI runs on it.
 """
 
-import os
 import re
 import shutil
 import subprocess
