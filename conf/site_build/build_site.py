@@ -239,12 +239,18 @@ def build_local(langs, outputs=()):
 
     # The languages whose every page exists once this build is done: each page's
     # switcher links them; the others only where their page exists (language_switcher.py).
-    complete = sorted({lang.sphinx for lang in LANGUAGES if current(lang.sphinx)} | set(langs))
+    complete = ",".join(sorted({lang.sphinx for lang in LANGUAGES if current(lang.sphinx)} | set(langs)))
+
+    def links_current(lang):
+        """Whether *lang*'s pages were written when the same languages were complete."""
+        linked = stamps / f"{lang}.languages"
+        return linked.is_file() and linked.read_text() == complete
+
     todo = []
     for lang in langs:
-        stamp, linked = stamps / f"{lang}.sha256", stamps / f"{lang}.languages"
+        stamp = stamps / f"{lang}.sha256"
         # The executed gallery too: `make pdf`/`epub` and the preview read it.
-        if GALLERY.is_dir() and current(lang) and linked.is_file() and linked.read_text() == ",".join(complete):
+        if GALLERY.is_dir() and current(lang) and links_current(lang):
             print(f"--- {lang}: nothing changed since the last build ---")
             continue
         stamp.unlink(missing_ok=True)
@@ -256,20 +262,19 @@ def build_local(langs, outputs=()):
               " nothing was built", file=sys.stderr)  # fmt: skip
         return 1
 
-    building = ["-D", f"site_building={','.join(complete)}", "-D", f"site_published_root={outdir}"]
+    building = ["-D", f"site_building={complete}", "-D", f"site_published_root={outdir}"]
 
     def build(lang, stamp, digest, log=None, options=()):
         start = time.monotonic()
-        linked = stamps / f"{lang}.languages"
         ok = build_atomically(
             lang, outdir / lang, BUILD / "doctrees" / lang, log, [*options, *building],
             publishable=lambda: lang not in checked.result(),
             # The languages every switcher links changed: all pages are written anew.
-            fresh=not linked.is_file() or linked.read_text() != ",".join(complete),
+            fresh=not links_current(lang),
         )  # fmt: skip
         if ok:
             stamp.write_text(digest)
-            linked.write_text(",".join(complete))
+            (stamps / f"{lang}.languages").write_text(complete)
             (stamps / f"{lang}.sources").write_text(sources[lang])
             page = os.path.relpath(outdir / lang / "index.html")
             print(f"--- {lang}: published in {time.monotonic() - start:.0f} s: {page} ---",

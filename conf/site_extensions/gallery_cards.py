@@ -30,11 +30,12 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx_gallery.directives import depart_imgsg_html, imgsgnode, visit_imgsg_html
 from sphinx_gallery.py_source_parser import extract_file_config
 
+from site_extensions.localized_examples import FRAME
+
 CARD = 'class="sphx-glr-thumbcontainer"'
 TOOLTIP = re.compile(r' tooltip="[^"]*"')
 TITLE = re.compile(r'(<div class="sphx-glr-thumbnail-title">).*?(</div>)', re.S)
 COPY = "bilingual-en"  # bilingual.py's hidden English copies
-FRAME = "figure-frame"
 # Sphinx-Gallery's files for what this site does not use (tags, Binder, pandas
 # tables, rendered HTML output: capture_repr is empty): 10 kB off every page's
 # first load.

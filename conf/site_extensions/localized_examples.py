@@ -42,6 +42,7 @@ from translation.tutorial_text import code_tokens, localized_code, localized_pro
 # -- Figures ---------------------------------------------------------------------------
 
 PICKLE = ".figure.pickle"  # beside each figure's PNG: the figure itself, to draw again
+FRAME = "figure-frame"  # the class of the box each figure scrolls in (site.css, accessibility.js)
 
 
 # The size of the figures' text: 12 pt at Matplotlib's 100 dpi is 16.7 px, the
@@ -78,7 +79,7 @@ def scrape(block, block_vars, gallery_conf, **kwargs):
             out.write(figure)
     if not rst.strip():
         return rst
-    return "\n\n.. container:: figure-frame\n\n" + "".join(
+    return f"\n\n.. container:: {FRAME}\n\n" + "".join(
         f"   {line}" if line.strip() else line for line in rst.strip("\n").splitlines(True)) + "\n\n"
 
 

@@ -19,7 +19,7 @@ from site_layout import ROOT
 from translation.catalogs import (
     CatalogError, catalog_text, english, language_catalogs, messages, parse, read,
 )  # fmt: skip
-from translation.merging import ONLY_A_REFERENCE, shared_entries
+from translation.merging import filled_by_update_po, shared_entries
 from translation.repository import ReviewError, git
 
 PAIRING = 0.6  # how alike two msgids must be to count as one sentence edited
@@ -301,21 +301,15 @@ def changed_only(problems, commit, langs, locale_dir):
 def translated_languages(pages, locale_dir):
     """The languages in which the change translated something by hand.
 
-    The entries ``make update-po`` fills, those every tutorial shares in a new
-    tutorial's catalog (merging.shared_entries) and those that are
-    only a reference (merging.fill_references), are not a
-    translator's work.
+    The entries ``make update-po`` fills itself (merging.filled_by_update_po)
+    are not a translator's work.
     """
     found = set()
     for page in pages:
-        name = Path(page.domain).name
-        filled = (shared_entries(page.lang, name, locale_dir)
-                  if page.domain.startswith("auto_examples/plot_") else {})  # fmt: skip
+        shared = shared_entries(page.lang, page.domain, locale_dir)
         for change in page.changes:
             new = change.new
-            if new is None or state(new) != "translated" or filled.get(new.id) == new.string:
-                continue
-            if new.string == new.id and ONLY_A_REFERENCE.fullmatch(new.id):
+            if new is None or state(new) != "translated" or filled_by_update_po(new, shared):
                 continue
             if change.old is None or translation(change.old) != translation(new):
                 found.add(page.lang)

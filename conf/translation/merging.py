@@ -116,15 +116,19 @@ def drop_cross_page_guesses(catalog, fuzzy_before, english):
     return dropped
 
 
-def shared_entries(lang, new_name, locale_dir=LOCALE):
-    """The translations every existing tutorial catalog of *lang* shares, for tutorial *new_name*.
+def shared_entries(lang, domain, locale_dir=LOCALE):
+    """The translations every existing tutorial catalog of *lang* shares, for the page *domain*.
 
     Sphinx-Gallery writes the same entries into every tutorial's page (the
     download links, "Go to the end"), differing only by the tutorial's name.
     An entry counts as shared when every other tutorial's catalog (at least
     two) has it, with its name in the place of the name, translated the same
-    way. Returns {msgid for *new_name*: translation}.
+    way. Returns {msgid for *domain*: translation}; {} for a page that is no
+    tutorial (``auto_examples/plot_*``).
     """
+    if not domain.startswith("auto_examples/plot_"):
+        return {}
+    new_name = domain.split("/", 1)[1]
     folder = Path(locale_dir) / lang / "LC_MESSAGES" / "auto_examples"
     others = [p for p in sorted(folder.glob("plot_*.po")) if p.stem != new_name]
     if len(others) < 2:
@@ -145,12 +149,19 @@ ONLY_A_REFERENCE = re.compile(r":(?:doc|ref):`[^`<>]+`")
 
 
 def fill_references(catalog):
-    """Give each empty entry that is only a reference its English; return how many."""
-    filled = 0
+    """Give each empty entry that is only a reference its English."""
     for message in messages(catalog):
         if not message.string and ONLY_A_REFERENCE.fullmatch(message.id):
-            message.string, filled = message.id, filled + 1
-    return filled
+            message.string = message.id
+
+
+def filled_by_update_po(message, shared):
+    """Whether *message*'s translation is one ``make update-po`` writes itself, no
+    translator's work: an entry every tutorial shares (*shared*, from
+    :func:`shared_entries`) or a reference copied as it is (:func:`fill_references`)."""
+    if shared.get(message.id) == message.string:
+        return True
+    return message.string == message.id and ONLY_A_REFERENCE.fullmatch(message.id) is not None
 
 
 def new_catalog(english, po, lang):
@@ -161,11 +172,10 @@ def new_catalog(english, po, lang):
     english.locale, english.fuzzy = lang, False  # a .pot header is fuzzy; a catalog's is not
     fill_references(english)
     english.language_team = f"{lang} <dp-tutorial translators>"
-    if po.parent.name == "auto_examples" and po.stem.startswith("plot_"):
-        shared = shared_entries(lang, po.stem)
-        for message in messages(english):
-            if message.id in shared:
-                message.string = shared[message.id]
+    shared = shared_entries(lang, f"{po.parent.name}/{po.stem}")
+    for message in messages(english):
+        if message.id in shared:
+            message.string = shared[message.id]
     return english
 
 
