@@ -294,6 +294,12 @@ def test_a_comment_or_docstring_translation_may_change_only_its_words():
                          ("Return the line it prints.", '回傳那一行。""" + """')]:  # fmt: skip
         code, refused = localized_code(CELL, lambda text, e=english, b=bad: b if text == e else text)
         assert refused == [english] and code == CELL
+    # Together: the good one is used, each bad one refused, in the code's order.
+    together = {**cases, "the same on every run": "每次都一樣\nprint('another program')",
+                "Return the line it prints.": '回傳那一行。""" + """'}  # fmt: skip
+    code, refused = localized_code(CELL, lambda text: together.get(text, text))
+    assert refused == ["Return the line it prints.", "the same on every run"]
+    assert "# 它印出的內容" in code and code_tokens(code) == code_tokens(CELL)
 
 
 # Translations the build and make check must refuse, each of one comment or docstring.

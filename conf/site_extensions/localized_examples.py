@@ -33,11 +33,12 @@ import json
 import os
 import re
 import tempfile
-import tokenize
 
 from docutils import nodes
 
-from translation.tutorial_text import code_tokens, localized_code, localized_prose, raw_prefix, texts
+from translation.tutorial_text import (
+    same_tokens, code_tokens, localized_code, localized_prose, raw_prefix, texts,
+)  # fmt: skip
 
 # -- Figures ---------------------------------------------------------------------------
 
@@ -431,7 +432,7 @@ def localized_script(path, translate, parse, wrap=True):
                 english = code_tokens(chunk)
 
                 def same(body, match=match, english=english):
-                    return _same_tokens(match[1] + body + match[3] + chunk[match.end():], english)
+                    return same_tokens(match[1] + body + match[3] + chunk[match.end():], english)
 
                 body, rejected = localized_prose(match[2], translate, parse, same,
                                                  width=79 if wrap else None)  # fmt: skip
@@ -448,7 +449,7 @@ def localized_script(path, translate, parse, wrap=True):
             chunk += "".join(cell[count:])
         pieces.append(chunk)
     script = "".join(pieces)
-    if not _same_tokens(script, code_tokens(source)):  # never hand out another program
+    if not same_tokens(script, code_tokens(source)):  # never hand out another program
         return source, refused + ["(the script as a whole)"]
     return script, refused
 
@@ -458,13 +459,6 @@ def _localized_cell(code, translate):
     """:func:`localized_code`, once per cell and translator: the script, then its notebook."""
     code, refused = localized_code(code, translate)
     return code, tuple(refused)
-
-
-def _same_tokens(code, english):
-    try:
-        return code_tokens(code) == english
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return False
 
 
 def notebook_code(notebook):

@@ -268,27 +268,42 @@ def localized_code(code, translate):
 
     ``translate(text)`` gives a translation or the text itself. A translation
     that would change the code's tokens is refused: that text stays English
-    (for a docstring, every paragraph of it).
+    (for a docstring, every paragraph of it). Each translation only replaces
+    the characters of its own comment or docstring, so when the code with all
+    of them has the English's tokens, each keeps them: one tokenizing checks
+    them all; otherwise each is tried alone, to tell which to refuse.
     """
-    english, refused = code_tokens(code), []
+    english, changes = code_tokens(code), []
     grouped = itertools.groupby(reversed(texts(code)), key=lambda found: found[2])
     for span, found in grouped:  # from the end: earlier spans stay valid
         found = list(found)[::-1]  # a docstring's paragraphs, in their order
         kind, originals = found[0][0], [text for _, text, _ in found]
         translations = [translate(text) for text in originals]
         translations = [t if t.strip() else e for t, e in zip(translations, originals, strict=True)]
-        if translations == originals:
-            continue
-        candidate = _replace_span(code, span, _rendered(kind, translations, span, code))
-        try:
-            same = code_tokens(candidate) == english
-        except (tokenize.TokenError, IndentationError, SyntaxError):
-            same = False
-        if same:
+        if translations != originals:
+            changed = [e for t, e in zip(translations, originals, strict=True) if t != e]
+            changes.append((span, _rendered(kind, translations, span, code), changed))
+    whole = code
+    for span, rendered, _ in changes:
+        whole = _replace_span(whole, span, rendered)
+    if same_tokens(whole, english):
+        return whole, []
+    refused = []
+    for span, rendered, changed in changes:
+        candidate = _replace_span(code, span, rendered)
+        if same_tokens(candidate, english):
             code = candidate
         else:
-            refused += [e for t, e in zip(translations, originals, strict=True) if t != e][::-1]
+            refused += changed[::-1]
     return code, refused[::-1]
+
+
+def same_tokens(code, english):
+    """Whether *code* is the program whose tokens are *english* (:func:`code_tokens`)."""
+    try:
+        return code_tokens(code) == english
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return False
 
 
 # -- Prose ---------------------------------------------------------------------------

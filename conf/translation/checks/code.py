@@ -18,7 +18,8 @@ import functools
 from pathlib import Path
 
 from site_layout import EXAMPLES, GALLERY_NAME, ROOT
-from translation.tutorial_text import localized_code, texts
+from translation.catalogs import is_translated, messages
+from translation.tutorial_text import localized_code
 
 from .common import error, warning
 from .parsing import doctest_source, python_code
@@ -74,16 +75,20 @@ def check(message):
 
 
 @functools.cache
-def _example_cells(example):
-    """{comment or docstring text: [code cells holding it]} of the example file *example*."""
+def _refused_texts(example, catalog, project):
+    """The English comments and docstrings of *example* whose translation the build refuses.
+
+    Asked as the build asks it (site_extensions/localized_examples.py): each
+    code cell with every translated entry of the page's *catalog* at once.
+    """
     from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
-    found = {}
+    translations = {m.id: m.string for m in messages(project.load(catalog)) if is_translated(m)}
+    refused = set()
     for block in split_code_and_text_blocks(str(example))[1]:
         if block.type == "code":
-            for _, text, _ in texts(block.content):
-                found.setdefault(text, []).append(block.content)
-    return found
+            refused |= set(localized_code(block.content, lambda t: translations.get(t, t))[1])
+    return refused
 
 
 def example_of(message):
@@ -111,9 +116,6 @@ def check_example_text(message):
             # The script's prose sits in its docstring: this would end it (the downloads refuse it).
             yield error(f"{quotes} in a tutorial's translation changes the code: it ends a docstring")
             return
-    for cell in _example_cells(example).get(message.msgid, []):
-        _, refused = localized_code(cell, lambda text: message.msgstr if text == message.msgid else text)
-        if refused:
-            yield error("the translation of this comment or docstring changes the code around "
-                        "it (a line break, a quote that ends it): translate only its words")
-            return
+    if message.msgid in _refused_texts(example, message.catalog, message.project):
+        yield error("the translation of this comment or docstring changes the code around "
+                    "it (a line break, a quote that ends it): translate only its words")
