@@ -167,6 +167,32 @@ def test_errors_lists_what_a_build_must_not_publish():
     assert gate.errors(["zh_CN", "zh_TW"], FIXTURES / "false-alarms") == []
 
 
+def test_a_remembered_catalog_is_checked_again_when_it_or_what_it_is_checked_against_changes(
+        tmp_path, monkeypatch):  # fmt: skip
+    locale, glossary = tmp_path / "locale", tmp_path / "glossary.csv"
+    shutil.copytree(FIXTURES / "good", locale)
+    shutil.copy(gate.GLOSSARY, glossary)
+    checked, check_catalog = [], gate.check_catalog
+    monkeypatch.setattr(gate, "check_catalog",
+                        lambda po, *args: checked.append(Path(po).name) or check_catalog(po, *args))
+
+    def run():
+        checked.clear()
+        return gate.run_checks(["zh_CN"], {"markup", "terminology"}, locale, glossary_path=glossary,
+                               remember_in=tmp_path / "kept")  # fmt: skip
+
+    assert run() == [] and sorted(checked) == ["guide.po", "page.po"]
+    assert run() == [] and checked == []  # nothing changed: nothing is parsed
+    page = locale / "zh_CN" / "LC_MESSAGES" / "page.po"  # a translator drops a backquote and saves
+    page.write_text(page.read_text("utf-8").replace('"用 ``nn.DataParallel`` 在', '"用 ``nn.DataParallel` 在'),
+                    "utf-8")  # fmt: skip
+    found = run()
+    assert checked == ["page.po"] and [(Path(p.path).name, p.line) for p in found] == [("page.po", 28)]
+    assert run() == found and checked == []  # remembered with its problems, at their lines
+    glossary.write_text(glossary.read_text("utf-8") + "made-up term,造的词,造的詞,\n", "utf-8")
+    assert run() == found and sorted(checked) == ["guide.po", "page.po"]
+
+
 def test_out_of_sync_names_the_english_source_of_a_missing_entry(capsys, pot_dir):
     bad = FIXTURES / "bad" / "out-of-sync"
     _, problems = run_checks(capsys, "--check", "out-of-sync", "--locale-dir", bad,

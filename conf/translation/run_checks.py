@@ -56,8 +56,11 @@ Exit codes: 0 no errors, 1 errors found, 2 bad usage.
 """
 
 import argparse
+import hashlib
+import json
+import os
 import sys
-from dataclasses import replace
+from dataclasses import astuple, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
@@ -71,7 +74,7 @@ from translation.checks.common import (  # noqa: E402
 )  # fmt: skip
 from translation.checks.parsing import SYNTAXES  # noqa: E402
 from translation.checks.project import Project  # noqa: E402
-from site_layout import LOCALE  # noqa: E402
+from site_layout import BUILD, CONF, LOCALE  # noqa: E402
 from translation.catalogs import (  # noqa: E402
     catalog_text, language_catalogs, messages, msgstr_line, strange_files,
 )  # fmt: skip
@@ -139,11 +142,13 @@ def check_catalog(po_path, lang, selected, project):
 
 
 def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=GLOSSARY,
-               sources=None, default_syntax="rst"):  # fmt: skip
+               sources=None, default_syntax="rst", remember_in=None):  # fmt: skip
     """Return the sorted problems of *langs*' catalogs for the *selected* checks.
 
     *sources* is the Sphinx source folder of the catalogs' project (default:
-    the docs/ beside the locale folder, if there is one).
+    the docs/ beside the locale folder, if there is one). *remember_in*: a
+    folder where each catalog's problems are kept, and reused while nothing
+    they depend on changed (:class:`Remembered`).
     """
     beside = Path(locale_dir).parent / "docs"
     sources = sources or (beside if beside.is_dir() else None)
@@ -153,13 +158,17 @@ def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=G
         fresh_templates()  # extracts the English only if a source changed since the last time
         pot_dir = POT_DIR
     project = Project(locale_dir, sources, pot_dir, default_syntax, glossary)
+    cache = Remembered(project, selected, glossary_path, remember_in) if remember_in else None
     problems = []
     for lang in langs:
         if "out-of-sync" in selected:
             problems += sync.check(Path(pot_dir), locale_dir / lang / "LC_MESSAGES",
                                    project.load)  # fmt: skip
         for po_path in language_catalogs(locale_dir, lang).values():
-            problems += check_catalog(po_path, lang, selected, project)
+            if cache:
+                problems += cache.problems(po_path, lang, selected, project)
+            else:
+                problems += check_catalog(po_path, lang, selected, project)
         if "syntax" in selected and (locale_dir / lang).is_dir():
             problems += syntax.committed_compiled(locale_dir / lang)
             listed = set(language_catalogs(locale_dir, lang).values())  # syntax names those
@@ -170,8 +179,64 @@ def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=G
 
 
 def errors(langs, locale_dir=LOCALE, checks=TRANSLATION_CHECKS):
-    """Return the errors that *checks* find in *langs*' catalogs."""
-    return [p for p in run_checks(langs, set(checks), Path(locale_dir)) if p.severity == ERROR]
+    """Return the errors that *checks* find in *langs*' catalogs (remembered: :class:`Remembered`)."""
+    problems = run_checks(langs, set(checks), Path(locale_dir), remember_in=BUILD / "checks")
+    return [p for p in problems if p.severity == ERROR]
+
+
+class Remembered:
+    """Each catalog's problems from the last run, reused while nothing they depend on changed.
+
+    The build and the live preview check every catalog of a language before
+    each rebuild; after a translator saves one entry, one catalog changed.
+    A catalog's problems depend on its own bytes and on the world the checks
+    see: their code (all of conf/), the glossary, the English (the sources,
+    the examples, the extracted templates, every catalog's msgids, which give
+    the roles and targets that exist), the checks asked for and the folder
+    paths are shown from. Each catalog's problems are kept in *folder*
+    (``_build/checks/`` for the build) with the digest of both; any other
+    digest checks it again.
+    """
+
+    def __init__(self, project, selected, glossary, folder):
+        self.project, self.folder = project, Path(folder)
+        world = hashlib.sha256(json.dumps([sorted(selected), os.getcwd(),
+                                           str(project.locale_dir.resolve())]).encode())  # fmt: skip
+        sources = project.sources
+        files = [*CONF.rglob("*"), Path(glossary), *(project.pot_dir or POT_DIR).rglob("*.pot")]
+        if sources:
+            files += [*sources.rglob("*"), *(sources.parent / "examples").glob("*.py")]
+        for path in sorted(files):
+            if path.suffix in (".py", ".rst", ".md", ".txt", ".csv", ".pot", ".html", ".js") \
+                    and "__pycache__" not in path.parts and "_build" not in path.parts and path.is_file():
+                world.update(str(path).encode() + b"\0" + path.read_bytes())
+        for po_path in project.catalogs():
+            try:
+                ids = [message.id for message in messages(project.load(po_path))]
+            except (OSError, ValueError):
+                ids = None  # unreadable: its own syntax check says why
+            world.update(json.dumps([str(po_path), ids]).encode())
+        self.world = world.hexdigest()
+
+    def problems(self, po_path, lang, selected, project):
+        """The problems of catalog *po_path*: remembered, or found and remembered."""
+        try:
+            digest = hashlib.sha256(self.world.encode() + Path(po_path).read_bytes()).hexdigest()
+        except OSError:
+            return list(check_catalog(po_path, lang, selected, project))  # it says why
+        kept = self.folder / (hashlib.sha256(str(Path(po_path).resolve()).encode()).hexdigest() + ".json")
+        try:
+            remembered = json.loads(kept.read_text("utf-8"))
+            if remembered["digest"] == digest:
+                return [Problem(*fields) for fields in remembered["problems"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # never checked, or by other code: check it
+        found = list(check_catalog(po_path, lang, selected, project))
+        self.folder.mkdir(parents=True, exist_ok=True)
+        partial = kept.with_name(f"{kept.name}.{os.getpid()}")
+        partial.write_text(json.dumps({"digest": digest, "problems": [astuple(p) for p in found]}))
+        partial.replace(kept)
+        return found
 
 
 def main(argv=None):
