@@ -19,6 +19,7 @@ import subprocess
 import sys
 import warnings
 import zipfile
+from types import SimpleNamespace
 from xml.etree import ElementTree
 from pathlib import Path
 
@@ -28,7 +29,9 @@ from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from conftest import FIGURE_EXAMPLE, outside_env
 from languages import TRANSLATIONS
-from site_extensions.localized_examples import PICKLE, draw, figure_family, notebook_code
+from site_extensions.localized_examples import (
+    PICKLE, _is_current, _made, draw, figure_family, notebook_code,
+)  # fmt: skip
 from translation.tutorial_text import code_tokens, localized_code, texts
 from babel.messages.catalog import Message
 from translation.catalogs import is_translated, messages, msgstr_line, read, write
@@ -471,3 +474,23 @@ def test_a_thumbnail_follows_its_figure_when_the_example_runs_again(mini_site):
     after_html = gallery()
     build("conf/site_build/build_offline.py", "epub", "zh_CN")
     assert gallery() == after_html, "the EPUB build drew a thumbnail the HTML build did not"
+
+
+def test_a_made_figure_or_download_is_reused_only_while_it_holds_what_was_made(tmp_path):
+    """A translated figure is drawn again unless its inputs' key and its own bytes are unchanged.
+
+    The live preview and ``make html`` keep their doctrees apart but write the
+    same figures under docs/: a file another build wrote since is made again.
+    """
+    build = SimpleNamespace(doctreedir=str(tmp_path / "doctrees"))  # what the functions read of Sphinx's app
+    figure = tmp_path / "images" / "zh_CN" / "sphx_glr_plot_01_001.png"
+    figure.parent.mkdir(parents=True)
+    assert not _is_current(build, figure, "key")  # never made
+    figure.write_bytes(b"drawn from key")
+    _made(build, figure, "key")
+    assert _is_current(build, figure, "key")
+    assert not _is_current(build, figure, "another key")  # a catalog or the pickle changed
+    figure.write_bytes(b"drawn by the preview from another catalog")
+    assert not _is_current(build, figure, "key")
+    figure.unlink()
+    assert not _is_current(build, figure, "key")

@@ -28,6 +28,7 @@ build shows and hands out is made from it and the page's catalog:
 """
 
 import functools
+import hashlib
 import io
 import json
 import os
@@ -36,8 +37,9 @@ import tempfile
 
 from docutils import nodes
 
+from site_layout import machinery_version
 from translation.tutorial_text import (
-    same_tokens, code_tokens, localized_code, localized_prose, raw_prefix, texts,
+    code_tokens, localized_code, localized_prose, raw_prefix, same_tokens, texts,
 )  # fmt: skip
 
 # -- Figures ---------------------------------------------------------------------------
@@ -203,6 +205,53 @@ def _example(app, docname):
     return _gallery_source(app, docname)
 
 
+def _inputs_key(app, docname, *files):
+    """A digest of what a page's translated figures and downloads are made from.
+
+    The machinery (conf/ and the pins), the language, the page's compiled
+    catalogs and *files* (the example, a pickled figure). Each made file keeps
+    the key it was made from in the doctrees (:func:`_is_current`): a live
+    preview rebuilds after each saved entry, and only that page's catalog changed.
+    """
+    from sphinx.util.i18n import docname_to_domain
+
+    domain = docname_to_domain(docname, app.config.gettext_compact)
+    key = hashlib.sha256(f"{machinery_version()}\0{app.config.language}".encode())
+    for folder in app.config.locale_dirs:
+        mo = os.path.join(app.srcdir, folder, app.config.language, "LC_MESSAGES", domain + ".mo")
+        key.update(b"\0" + (open(mo, "rb").read() if os.path.isfile(mo) else b""))
+    for path in files:
+        key.update(b"\0" + open(path, "rb").read())
+    return key.hexdigest()
+
+
+def _kept(app, path):
+    """Where the key that *path* was made from is kept, with a digest of what it holds."""
+    name = hashlib.sha256(os.path.abspath(path).encode()).hexdigest()
+    return os.path.join(app.doctreedir, "made-from", name)
+
+
+def _stamp(path, key):
+    # What the file holds too: another build (the preview's, another language's
+    # doctrees) may have written the same file since.
+    return f"{key} {hashlib.sha256(open(path, 'rb').read()).hexdigest()}"
+
+
+def _is_current(app, path, key):
+    """Whether *path* holds what this build made from *key*."""
+    try:
+        return open(_kept(app, path), encoding="utf-8").read() == _stamp(path, key)
+    except OSError:
+        return False
+
+
+def _made(app, path, key):
+    """Note that *path* was made from *key*."""
+    os.makedirs(os.path.dirname(_kept(app, path)), exist_ok=True)
+    with open(_kept(app, path), "w", encoding="utf-8") as file:
+        file.write(_stamp(path, key))
+
+
 def _translator(app, docname):
     """``translate(text)`` with the page's catalog in the build's language."""
     from sphinx.locale import init
@@ -288,7 +337,7 @@ def localize(app, doctree):
     for figure in list(doctree.findall(_figure_nodes)):
         pickled = _pickle_of(app, figure)
         if pickled:
-            figure["uri"] = _localized_figure(app, figure["uri"], pickled, translate)
+            figure["uri"] = _localized_figure(app, figure["uri"], pickled, docname)
             if figure.get("srcset"):
                 figure["srcset"] = figure["uri"]
     _note_refusals(app, docname, refused, refusals_of(app.env).setdefault(docname, []))
@@ -315,20 +364,25 @@ def figure_family(language):
     return f"Noto Sans CJK {CJK_REGION.get(by_sphinx_code(language).script, 'SC')}"
 
 
-def _localized_figure(app, uri, pickled, translate):
-    """Draw the figure again in the build's language, under images/<language>/; return its URI.
+def _localized_figure(app, uri, pickled, docname):
+    """Draw the figure again in the language of page *docname*, under images/<language>/; return its URI.
 
-    Once per build: the gallery's thumbnail of an example is made from the
-    figure its page has drawn (the catalog and the pickle cannot change
-    while Sphinx builds).
+    Once per build, and only when its inputs changed (:func:`_inputs_key`):
+    the gallery's thumbnail of an example is made from the figure its page
+    has drawn (the catalog and the pickle cannot change while Sphinx builds).
     """
     folder, name = uri.rsplit("/", 1)
     localized = f"{folder}/{app.config.language}/{name}"
     drawn_here = app.__dict__.setdefault("dp_drawn_figures", set())
+    path = os.path.join(app.srcdir, localized.lstrip("/"))
     if localized not in drawn_here:
-        drawn = io.BytesIO()
-        draw(pickled, translate, figure_family(app.config.language), drawn, format="png")
-        _write_if_changed(os.path.join(app.srcdir, localized.lstrip("/")), _compact_png(drawn))
+        key = _inputs_key(app, docname, pickled)
+        if not _is_current(app, path, key):
+            drawn = io.BytesIO()
+            draw(pickled, _translator(app, docname), figure_family(app.config.language), drawn,
+                 format="png")  # fmt: skip
+            _write_if_changed(path, _compact_png(drawn))
+            _made(app, path, key)
         drawn_here.add(localized)
     return localized
 
@@ -389,16 +443,20 @@ def _localize_thumbnails(app, doctree):
         # example's catalog changes, not only when its own source does.
         for dependency in (pickled, catalog_path(app.env, example_doc)):
             app.env.note_dependency(str(dependency))
-        translate = _translator(app, example_doc)
-        drawn = _localized_figure(app, figure, pickled, translate)
+        drawn = os.path.join(app.srcdir, _localized_figure(app, figure, pickled, example_doc).lstrip("/"))
         folder, name = image["uri"].rsplit("/", 1)
         image["uri"] = f"{folder}/{app.config.language}/{name}"
+        thumbnail = os.path.join(app.srcdir, image["uri"].lstrip("/"))
+        key = _inputs_key(app, example_doc, drawn)
+        if _is_current(app, thumbnail, key):
+            continue
         size = app.config.sphinx_gallery_conf.get("thumbnail_size", (400, 280))
         with tempfile.TemporaryDirectory() as scratch:
             scaled = os.path.join(scratch, name)
-            scale_image(os.path.join(app.srcdir, drawn.lstrip("/")), scaled, *size)
+            scale_image(drawn, scaled, *size)
             data = open(scaled, "rb").read()
-        _write_if_changed(os.path.join(app.srcdir, image["uri"].lstrip("/")), data)
+        _write_if_changed(thumbnail, data)
+        _made(app, thumbnail, key)
 
 
 # -- Downloads ------------------------------------------------------------------------------
@@ -533,12 +591,26 @@ def make_downloads(app, env):
         example = _example(app, docname) if docname.startswith(gallery + "/") else None
         if example is None:
             continue
-        script, notebook, refused = localized_downloads(
-            example, _translator(app, docname), parse, app.config.sphinx_gallery_conf)
+        script, notebook, refused = _remembered_downloads(app, docname, example, parse)
         app.dp_downloads[docname] = (script, notebook)
         found = refusals_of(env)[f"{docname} (downloads)"] = []
         _note_refusals(app, docname, refused, found)
     return []
+
+
+def _remembered_downloads(app, docname, example, parse):
+    """:func:`localized_downloads` of *example*, read back while its inputs stay (:func:`_inputs_key`)."""
+    key = _inputs_key(app, docname, example)
+    kept = os.path.join(app.doctreedir, "downloads", docname.replace("/", "_") + ".json")
+    if _is_current(app, kept, key):
+        with open(kept, encoding="utf-8") as file:
+            return json.load(file)
+    made = localized_downloads(example, _translator(app, docname), parse, app.config.sphinx_gallery_conf)
+    os.makedirs(os.path.dirname(kept), exist_ok=True)
+    with open(kept, "w", encoding="utf-8") as file:
+        json.dump(made, file)
+    _made(app, kept, key)
+    return made
 
 
 def write_downloads(app, exception):

@@ -74,7 +74,7 @@ from translation.checks.common import (  # noqa: E402
 )  # fmt: skip
 from translation.checks.parsing import SYNTAXES  # noqa: E402
 from translation.checks.project import Project  # noqa: E402
-from site_layout import BUILD, CONF, LOCALE  # noqa: E402
+from site_layout import BUILD, LOCALE, machinery_version  # noqa: E402
 from translation.catalogs import (  # noqa: E402
     catalog_text, language_catalogs, messages, msgstr_line, strange_files,
 )  # fmt: skip
@@ -190,10 +190,10 @@ class Remembered:
     The build and the live preview check every catalog of a language before
     each rebuild; after a translator saves one entry, one catalog changed.
     A catalog's problems depend on its own bytes and on the world the checks
-    see: their code (all of conf/), the glossary, the English (the sources,
-    the examples, the extracted templates, every catalog's msgids, which give
-    the roles and targets that exist), the checks asked for and the folder
-    paths are shown from. Each catalog's problems are kept in *folder*
+    see: their code (conf/ and the pins: site_layout.machinery_version), the
+    glossary, the English (the sources, the examples, the extracted
+    templates, every catalog's msgids, which give the roles and targets that
+    exist), the checks asked for and the folder paths are shown from. Each catalog's problems are kept in *folder*
     (``_build/checks/`` for the build) with the digest of both; any other
     digest checks it again.
     """
@@ -202,13 +202,14 @@ class Remembered:
         self.project, self.folder = project, Path(folder)
         world = hashlib.sha256(json.dumps([sorted(selected), os.getcwd(),
                                            str(project.locale_dir.resolve())]).encode())  # fmt: skip
+        world.update(machinery_version().encode())  # the checks' code: conf/ and the pins
         sources = project.sources
-        files = [*CONF.rglob("*"), Path(glossary), *(project.pot_dir or POT_DIR).rglob("*.pot")]
+        files = [Path(glossary), *(project.pot_dir or POT_DIR).rglob("*.pot")]
         if sources:
             files += [*sources.rglob("*"), *(sources.parent / "examples").glob("*.py")]
         for path in sorted(files):
-            if path.suffix in (".py", ".rst", ".md", ".txt", ".csv", ".pot", ".html", ".js") \
-                    and "__pycache__" not in path.parts and "_build" not in path.parts and path.is_file():
+            if path.suffix in (".py", ".rst", ".md", ".txt", ".csv", ".pot") and path.is_file() \
+                    and "_build" not in path.parts:  # fmt: skip
                 world.update(str(path).encode() + b"\0" + path.read_bytes())
         for po_path in project.catalogs():
             try:
