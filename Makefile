@@ -28,7 +28,7 @@ export SPHINXOPTS VERBOSE
 export DP_COMMAND := make $(or $(MAKECMDGOALS),help)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv html pdf epub outputs gettext update-po prune-po format-po stat review \
+.PHONY: help venv html pdf epub outputs gettext update-po prune-po format-po format stat review \
         review-diff check seed-zh_TW livehtml test gpu-check bench stress clean
 
 help: ## List the targets
@@ -84,9 +84,13 @@ seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC
 livehtml: $(VENV)/.installed ## Live preview of one language (default zh_CN) at http://127.0.0.1:PORT (default 8000)
 	$(PY) conf/site_build/live_preview.py $(LANGUAGES) --port $(PORT)
 
-test: $(VENV)/.installed ## Lint (ruff.toml), then run the whole test suite (builds the site once), WORKERS at once
+test: $(VENV)/.installed ## Lint and check the layout (ruff.toml), then run the whole test suite (builds the site once), WORKERS at once
 	$(PY) -m ruff check --quiet conf tests tools
+	@$(PY) -m ruff format --check --quiet conf tests tools || { echo "make format lays these files out"; exit 1; }
 	$(PY) -m pytest -ra --numprocesses=$(WORKERS) --maxprocesses=4 --dist=loadfile tests
+
+format: $(VENV)/.installed ## Lay out the Python of conf/, tests/ and tools/ as make test expects (ruff format)
+	$(PY) -m ruff format --quiet conf tests tools
 
 gpu-check: $(VENV)/.installed ## On a machine with GPUs: the CUDA tests, every command the pages give, the build's run; report in _build/gpu-check/
 	$(PY) tests/gpu_check.py

@@ -164,8 +164,10 @@ sphinx_gallery_conf = {
     # Matplotlib's scraper, keeping each figure to draw again in each language.
     "image_scrapers": ("site_extensions.localized_examples.scrape",),
     "reset_modules": (
-        "matplotlib", "site_extensions.localized_examples.readable_figures",
-        "site_extensions.example_guard.arm_timeout", "site_extensions.provenance.record",
+        "matplotlib",
+        "site_extensions.localized_examples.readable_figures",
+        "site_extensions.example_guard.arm_timeout",
+        "site_extensions.provenance.record",
     ),  # fmt: skip
     "reset_modules_order": "both",
     # Each example runs as ``python example.py`` would: __file__ set, no __spec__.

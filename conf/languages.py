@@ -40,10 +40,19 @@ UNSPACED_SCRIPTS = {"Hans", "Hant", "Hani", "Jpan", "Hira", "Kana", "Thai", "Lao
 
 LANGUAGES = [
     Language("en", "en", "en", "English", "Latn", "Choose a language"),
-    Language("zh_CN", "zh-cn", "zh-CN", "简体中文", "Hans", "选择语言", ("zh",),
-             english="Simplified Chinese"),
-    Language("zh_TW", "zh-tw", "zh-TW", "繁體中文", "Hant", "選擇語言",
-             ("zh-tw", "zh-hk", "zh-mo", "zh-hant"), english="Traditional Chinese"),
+    Language(
+        "zh_CN", "zh-cn", "zh-CN", "简体中文", "Hans", "选择语言", ("zh",), english="Simplified Chinese"
+    ),
+    Language(
+        "zh_TW",
+        "zh-tw",
+        "zh-TW",
+        "繁體中文",
+        "Hant",
+        "選擇語言",
+        ("zh-tw", "zh-hk", "zh-mo", "zh-hant"),
+        english="Traditional Chinese",
+    ),
 ]
 SOURCE = LANGUAGES[0]
 TRANSLATIONS = [lang.sphinx for lang in LANGUAGES[1:]]

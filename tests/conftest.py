@@ -48,10 +48,16 @@ VNU_JAR = Path(os.environ.get("VNU_JAR") or Path.home() / ".cache" / "dp-tools" 
                / "vnu-jar" / "build" / "dist" / "vnu.jar")  # fmt: skip
 VNU_INSTALL = "npm install --prefix ~/.cache/dp-tools vnu-jar@26.9.27 (or set VNU_JAR=path)"
 # What each optional marker's tests need: (the tool, installed?, how to install it).
-CHROMIUM_TOOL = (f"Chromium ({CHROMIUM})", lambda: Path(CHROMIUM).exists(),
-                 "apt-get install chromium-headless-shell fonts-noto-cjk, or set CHROMIUM=path")
-JAVA_TOOL = ("a Java runtime (java)", lambda: shutil.which("java") is not None,
-             "apt-get install default-jre-headless")
+CHROMIUM_TOOL = (
+    f"Chromium ({CHROMIUM})",
+    lambda: Path(CHROMIUM).exists(),
+    "apt-get install chromium-headless-shell fonts-noto-cjk, or set CHROMIUM=path",
+)
+JAVA_TOOL = (
+    "a Java runtime (java)",
+    lambda: shutil.which("java") is not None,
+    "apt-get install default-jre-headless",
+)
 OPTIONAL_TOOLS = {
     "browser": [CHROMIUM_TOOL],
     "java": [JAVA_TOOL],
@@ -300,9 +306,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
-        )
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield PatientBrowser(chromium)
         chromium.close()
 

@@ -158,8 +158,13 @@ def build_outputs(scratch):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "gpu-check")
-    parser.add_argument("--only", nargs="*", default=None, metavar="STEP",
-                        help="run only the steps whose name starts with one of these")
+    parser.add_argument(
+        "--only",
+        nargs="*",
+        default=None,
+        metavar="STEP",
+        help="run only the steps whose name starts with one of these",
+    )
     args = parser.parse_args(argv)
     found = facts()
     gpus = len(found["gpus"])
@@ -171,8 +176,10 @@ def main(argv=None):
         sphinx_stack = False
     results, skipped = [], []
     if not gpus:
-        skipped.append("no GPU: the CUDA tests skip themselves, every command and the build run"
-                       " on the CPU with gloo, and nothing here says anything about CUDA or NCCL")
+        skipped.append(
+            "no GPU: the CUDA tests skip themselves, every command and the build run"
+            " on the CPU with gloo, and nothing here says anything about CUDA or NCCL"
+        )
     wanted = lambda name: args.only is None or any(name.startswith(p) for p in args.only)  # noqa: E731
     with tempfile.TemporaryDirectory(prefix="gpu-check-") as tmp:
         scratch = Path(tmp)
@@ -187,7 +194,8 @@ def main(argv=None):
             code, seconds, output = run(command, cwd)
             missing = [line for line in expected if line not in output]
             summary = "; ".join(f"missing {line!r}" for line in missing) or (
-                output.strip().splitlines()[-1] if output.strip() else "")
+                output.strip().splitlines()[-1] if output.strip() else ""
+            )
             results.append((name, code == 0 and not missing, code, seconds, summary, output))
         if wanted("outputs"):
             if sphinx_stack:
@@ -197,8 +205,11 @@ def main(argv=None):
                 skipped.append("outputs: Sphinx is not installed here (the build's steps)")
     write_report(args.out, found, results, skipped)
     failed = [name for name, passed, *_ in results if not passed]
-    print(f"gpu-check: {len(results) - len(failed)} of {len(results)} steps passed"
-          + (f"; failed: {', '.join(failed)}" if failed else "") + f"; report: {args.out / 'report.md'}")
+    print(
+        f"gpu-check: {len(results) - len(failed)} of {len(results)} steps passed"
+        + (f"; failed: {', '.join(failed)}" if failed else "")
+        + f"; report: {args.out / 'report.md'}"
+    )
     return 1 if failed else 0
 
 

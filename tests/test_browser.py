@@ -45,8 +45,8 @@ def test_language_switcher_lands_on_the_same_page(open_page, base_url):
 
 
 @pytest.mark.parametrize(
-    "locale, lang", [("zh-TW", "zh_TW"), ("zh-HK", "zh_TW"), ("zh-CN", "zh_CN"), ("zh", "zh_CN"),
-                     ("fr-FR", "en")]
+    "locale, lang",
+    [("zh-TW", "zh_TW"), ("zh-HK", "zh_TW"), ("zh-CN", "zh_CN"), ("zh", "zh_CN"), ("fr-FR", "en")],
 )
 def test_root_sends_each_browser_to_its_language(open_page, base_url, locale, lang):
     page = open_page(base_url, locale=locale)

@@ -99,7 +99,8 @@ if __name__ == "__main__":  # not again in the processes that import this file
 # The same work, with the processes started by a fork server: never a copy of this one.
 FORK_SERVER = FORKS_AFTER_BACKWARD.replace('"fork"', '"forkserver"').replace(
     "Forks after a backward pass\n===========================",
-    "Starts its processes from a fork server\n=======================================")
+    "Starts its processes from a fork server\n=======================================",
+)
 
 
 def test_an_example_that_forks_after_a_backward_pass_fails_on_the_cpu_too(project):
@@ -108,8 +109,10 @@ def test_an_example_that_forks_after_a_backward_pass_fails_on_the_cpu_too(projec
     result = build(project, "en")
     output = result.stdout + result.stderr
     assert result.returncode != 0
-    assert ("plot_99_forks.py forked the build's process after a backward pass ran in it;"
-            " on a machine with GPUs the copy could not use CUDA or run a backward pass") in output
+    assert (
+        "plot_99_forks.py forked the build's process after a backward pass ran in it;"
+        " on a machine with GPUs the copy could not use CUDA or run a backward pass"
+    ) in output
     assert_untouched(project, "en", before)
     # After CUDA (as torch reports it), the same: a forked copy could not use it.
     (project / "examples" / "plot_99_forks.py").write_text(FORKS_AFTER_BACKWARD.replace(

@@ -68,11 +68,15 @@ def test_update_po_twice_changes_nothing(project_copy):
 
 def test_committed_catalogs_cover_every_page(project_copy):
     make(project_copy, "gettext")
-    pots = {p.relative_to(project_copy / "_build" / "gettext").with_suffix(".po")
-            for p in (project_copy / "_build" / "gettext").rglob("*.pot")}
+    pots = {
+        p.relative_to(project_copy / "_build" / "gettext").with_suffix(".po")
+        for p in (project_copy / "_build" / "gettext").rglob("*.pot")
+    }
     for lang in ("zh_CN", "zh_TW"):
-        catalogs = {p.relative_to(ROOT / "locale" / lang / "LC_MESSAGES")
-                    for p in (ROOT / "locale" / lang / "LC_MESSAGES").rglob("*.po")}
+        catalogs = {
+            p.relative_to(ROOT / "locale" / lang / "LC_MESSAGES")
+            for p in (ROOT / "locale" / lang / "LC_MESSAGES").rglob("*.po")
+        }
         assert pots <= catalogs, f"{lang}: run `make update-po`"
 
 
@@ -156,8 +160,9 @@ def test_prune_po_removes_the_catalogs_of_a_page_removed_after_an_extraction(min
     """
     project = mini_site
     index = project / "docs" / "index.md"
-    index.write_text(index.read_text("utf-8").replace("auto_examples/index\n",
-                                                      "auto_examples/index\nextra\n"), "utf-8")
+    index.write_text(
+        index.read_text("utf-8").replace("auto_examples/index\n", "auto_examples/index\nextra\n"), "utf-8"
+    )
     (project / "docs" / "extra.md").write_text("# An extra page\n\nIt goes away.\n", "utf-8")
     make(project, "update-po")
     catalogs = [project / "locale" / lang / "LC_MESSAGES" / "extra.po" for lang in TRANSLATIONS]

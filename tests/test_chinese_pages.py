@@ -79,8 +79,11 @@ COLLECT = """() => {
 def allowed_words(lang=None):
     """NAMES, and the glossary's terms that *lang* (default: every translation) writes in English."""
     with open(ROOT / "locale" / "glossary.csv", newline="", encoding="utf-8") as f:
-        kept = [row["en"] for row in csv.DictReader(f)
-                if all(row.get(code) == row["en"] for code in ([lang] if lang else TRANSLATIONS))]
+        kept = [
+            row["en"]
+            for row in csv.DictReader(f)
+            if all(row.get(code) == row["en"] for code in ([lang] if lang else TRANSLATIONS))
+        ]
     return sorted({*NAMES, *kept}, key=len, reverse=True)
 
 
@@ -174,8 +177,9 @@ def test_code_comments_and_docstrings_are_in_the_readers_language(open_page, bas
                 continue
             counted += 1
             code = r"``[^`]*``|[\w.]+\([^)]*\)"  # literals and calls: code, as on the page
-            words = [w for w in english_words(re.sub(code, " ", text), lang)
-                     if not keyword.iskeyword(w)]  # True, False, None: Python's own words
+            words = [
+                w for w in english_words(re.sub(code, " ", text), lang) if not keyword.iskeyword(w)
+            ]  # True, False, None: Python's own words
             if words or not re.search(r"[\u4e00-\u9fff]", text):
                 found.append(f"{lang}/{path}: {text.strip()[:100]!r}")
     assert counted > 0, "no comment or docstring on any tutorial page"

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn as nn
+
 # The modules, not the functions torch.nn.parallel exports under the same names.
 replicate_module = importlib.import_module("torch.nn.parallel.replicate")
 scatter_gather = importlib.import_module("torch.nn.parallel.scatter_gather")
@@ -255,9 +256,7 @@ def describe(replica, original):
     tensors = {id(t): t for t in list(original.parameters()) + list(original.buffers())}
     modules = dict(replica.named_modules(remove_duplicate=False))
     report = {"modules": {name: type(m).__name__ for name, m in modules.items()}}
-    report["tied"] = [
-        (a, b) for a in modules for b in modules if a < b and modules[a] is modules[b]
-    ]
+    report["tied"] = [(a, b) for a in modules for b in modules if a < b and modules[a] is modules[b]]
     for name, module in modules.items():
         report[name + "._parameters"] = sorted(module._parameters)
         for attr in ("weight", "bias", "running_mean", "running_var", "num_batches_tracked"):

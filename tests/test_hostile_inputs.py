@@ -78,7 +78,12 @@ def test_a_catalog_that_is_no_plain_file_is_refused_unread(tmp_path):
             catalog_text(folder / name)  # the pipe does not block
         reasons[name] = str(refused.value)
     assert {name: reason.split()[0] for name, reason in reasons.items()} == {
-        "leak.po": "a", "environ.po": "a", "gone.po": "a", "pipe.po": "not", "huge.po": "larger"}
+        "leak.po": "a",
+        "environ.po": "a",
+        "gone.po": "a",
+        "pipe.po": "not",
+        "huge.po": "larger",
+    }
     assert "symbolic link" in reasons["leak.po"] and "plain file" in reasons["pipe.po"]
 
     # make check names each, once, and shows nothing of what they point at.
@@ -134,7 +139,8 @@ def test_a_translation_far_longer_than_its_english_reaches_no_parser(tmp_path, t
     problems = run_checks(["zh_TW"], {"safety", "markup", "references", "unused", "code"},
                           tmp_path / "locale")  # fmt: skip
     assert [(p.check, p.message.split(" (")[0]) for p in problems] == [
-        ("safety", "it is far longer than its English")]
+        ("safety", "it is far longer than its English")
+    ]
     compile_catalogs(tmp_path / "locale")
     assert "far longer" in PROBLEMS["zh_TW"][0][1] and len(PROBLEMS["zh_TW"]) == 1
     assert read_mo_entries(folder / "index.mo") == 1  # the other one
@@ -396,8 +402,10 @@ def digest(folder):
             for p in sorted(folder.rglob("*")) if p.is_file()}  # fmt: skip
 
 
-ADDED = [("sphinx.po", HEADING_LINK, '連結"><a href="//e.example">'),  # Sphinx's own string
-         ("sphinx.po", DATE, "%Y 年 %b %d 日 {\\input{/etc/passwd}}")]  # the PDF's date
+ADDED = [
+    ("sphinx.po", HEADING_LINK, '連結"><a href="//e.example">'),  # Sphinx's own string
+    ("sphinx.po", DATE, "%Y 年 %b %d 日 {\\input{/etc/passwd}}"),
+]  # the PDF's date
 
 
 def entry_lines(project, catalog, english):
@@ -473,8 +481,7 @@ def test_a_dollar_in_a_figure_label_is_drawn_as_a_dollar(mini_site):
 
 
 @pytest.mark.browser
-def test_tampered_interface_strings_cannot_make_copybutton_write_html(mini_built, tmp_path, visit,
-                                                                      serve):
+def test_tampered_interface_strings_cannot_make_copybutton_write_html(mini_built, tmp_path, visit, serve):
     """The build compiles no such string; the page's script keeps the English should one arrive."""
     import shutil
 
@@ -485,7 +492,7 @@ def test_tampered_interface_strings_cannot_make_copybutton_write_html(mini_built
     strings = json.loads(block[2])
     strings["copy_to_clipboard"] = '複製"><meta http-equiv="refresh" content="0;url=//example.org/x">'
     tampered = json.dumps(strings).replace("<", "\\u003c")  # as |tojson writes it
-    page.write_text(html[: block.start(2)] + tampered + html[block.end(2):], "utf-8")
+    page.write_text(html[: block.start(2)] + tampered + html[block.end(2) :], "utf-8")
     root = serve(site)
     shown, dialogs, requests = visit(root + "auto_examples/plot_01_tiny.html")
     assert shown.url == root + "auto_examples/plot_01_tiny.html" and dialogs == []

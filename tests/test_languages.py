@@ -12,7 +12,7 @@ from bs4 import BeautifulSoup
 from conftest import outside_env
 from languages import LANGUAGES, select
 
-JAPANESE = '''    Language("ja", "ja", "ja", "日本語", "Jpan", "言語を選択"),\n'''
+JAPANESE = """    Language("ja", "ja", "ja", "日本語", "Jpan", "言語を選択"),\n"""
 
 
 def make(project, *args, env=None):

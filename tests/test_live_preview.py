@@ -50,8 +50,12 @@ def wait_for(url, text, timeout=120):
 # Starts a command as a terminal does, where Ctrl-C (SIGINT) stops it. A test run
 # started in the background (`make test &`, some CI runners) ignores SIGINT, and
 # every process it starts would inherit that: the preview would never stop.
-FROM_A_TERMINAL = [sys.executable, "-c", "import os, signal, sys; "
-                   "signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])"]
+FROM_A_TERMINAL = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys; "
+    "signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])",
+]
 
 
 @pytest.fixture(scope="module")
@@ -202,7 +206,7 @@ BANNER = 'id="live-preview-failed"'
 def without_banner(page):
     """*page* without the preview's banner."""
     start = page.index('<div id="live-preview-failed"')
-    return page[:start] + page[page.index("</div>", start) + len("</div>"):]
+    return page[:start] + page[page.index("</div>", start) + len("</div>") :]
 
 
 def wait_for_build(base, after):
@@ -260,7 +264,7 @@ def test_an_unterminated_string_is_refused_and_the_last_good_page_served(preview
     assert without_banner(page) == before
     assert entry.string in page
     # The banner is in the page's language, with the catalog and line make html names.
-    assert "最近一次重新建置失敗" in page and 'lang="zh-TW"' in page[page.index(BANNER):]
+    assert "最近一次重新建置失敗" in page and 'lang="zh-TW"' in page[page.index(BANNER) :]
     assert f"{CATALOG}:" in page
     # Fixed: the banner is gone.
     assert BANNER not in wait_for(base + TUTORIAL + ".html", entry.string)

@@ -242,8 +242,10 @@ def test_a_docstrings_summary_line_stays_apart_in_every_language(site, lang):
 def test_wrapping_keeps_markup_glossary_terms_and_punctuation_whole():
     from translation.tutorial_text import _wrap
 
-    text = ("每个进程都加入同一个进程组，然后把 ``torch.distributed.init_process_group(backend)``"
-            "\\ 的结果（一个进程组）交给 :ref:`DDP 教程 <ddp-tutorial>`\\ 中的模型。")
+    text = (
+        "每个进程都加入同一个进程组，然后把 ``torch.distributed.init_process_group(backend)``"
+        "\\ 的结果（一个进程组）交给 :ref:`DDP 教程 <ddp-tutorial>`\\ 中的模型。"
+    )
     for width in range(20, 90, 3):
         lines = _wrap(text, width)
         assert re.sub(r"\s", "", "".join(lines)) == re.sub(r"\s", "", text)  # nothing lost
@@ -388,9 +390,7 @@ def pixels(png):
 
 @pytest.mark.parametrize("lang", TRANSLATIONS)
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_a_figure_on_a_chinese_page_carries_the_catalogs_labels_in_its_face(
-    site, tmp_path, lang, example
-):
+def test_a_figure_on_a_chinese_page_carries_the_catalogs_labels_in_its_face(site, tmp_path, lang, example):
     path, soup = page(site, lang, example)
     shown = [img["src"] for img in soup.select("article img") if "sphx_glr_" in img["src"]]
     if not shown:

@@ -51,7 +51,8 @@ def test_stat_status_page_and_notice_count_alike_against_the_current_english(min
     text = text.replace("auto_examples/index\n```", "auto_examples/index\nstatus\n```")
     index.write_text(text, "utf-8")
     (project / "docs" / "status.md").write_text(
-        "# Status\n\nHow far each page is translated.\n\n```{translation-status}\n```\n", "utf-8")
+        "# Status\n\nHow far each page is translated.\n\n```{translation-status}\n```\n", "utf-8"
+    )
     run(project, sys.executable, "conf/site_build/build_site.py", "html", "zh_TW")
     rows = stat_rows(project, "zh_TW")
     assert rows["index"][1] == 1, rows  # the edited paragraph: outdated
@@ -77,7 +78,7 @@ def test_stat_status_page_and_notice_count_alike_against_the_current_english(min
     translated, outdated, untranslated = rows["index"]
     total = translated + outdated + untranslated
     expected = [translated * 100 // total, outdated] + ([untranslated] if untranslated else [])
-    assert numbers[:len(expected)] == expected, (numbers, rows["index"])
+    assert numbers[: len(expected)] == expected, (numbers, rows["index"])
     badged = re.search(r'<p class="([^"]*)"[^>]*>(?:<span[^>]*>)?This site has one page', landing)
     assert badged and "fuzzy" in badged[1].split(), badged
 
@@ -168,9 +169,12 @@ def test_update_po_fills_a_new_tutorials_shared_entries_and_guesses_nothing(tuto
     assert "LC_MESSAGES/index.po" not in update.stdout
     for lang in ("zh_CN", "zh_TW"):
         new = read(clone / f"locale/{lang}/LC_MESSAGES/auto_examples/{NAME}.po")
-        other = {m.id.replace("plot_01_dataparallel", NAME): m.string.replace(
-            "plot_01_dataparallel", NAME) for m in messages(read(
-                clone / f"locale/{lang}/LC_MESSAGES/auto_examples/plot_01_dataparallel.po"))}
+        other = {
+            m.id.replace("plot_01_dataparallel", NAME): m.string.replace("plot_01_dataparallel", NAME)
+            for m in messages(
+                read(clone / f"locale/{lang}/LC_MESSAGES/auto_examples/plot_01_dataparallel.po")
+            )
+        }
         done = [m for m in messages(new) if is_translated(m)]
         assert len(done) == 4, [m.id for m in done]  # three downloads and "Go to the end"
         assert all(m.string == other[m.id] and NAME in m.string for m in done)
@@ -209,14 +213,14 @@ def test_review_page_shows_the_english_change_and_warns_of_old_pages(tutorial_br
     clone, base, _ = tutorial_branch
     result = run(clone, "make", "--no-print-directory", "review-diff", f"BASE={base}")
     page = (clone / "_build/review/index.html").read_text("utf-8")
-    sources = page[page.index('id="sources"'):]
+    sources = page[page.index('id="sources"') :]
     assert f"<code>examples/{NAME}.py</code>" in sources
     assert "A tiny tutorial" in sources and "<ins>" in sources
     assert re.search(rf"<ins>(?:<span[^>]*>added: </span>)?auto_examples/{NAME}</ins>", sources)
     # Its output: make update-po's extraction executed it, as make html would.
     assert re.search(r'<pre class="output">a line from the new tutorial</pre>', sources)
     # The built pages predate the change: said on the page and in the terminal.
-    assert 'class="stale"' in page and "zh_TW" in page[page.index('class="stale"'):][:300]
+    assert 'class="stale"' in page and "zh_TW" in page[page.index('class="stale"') :][:300]
     assert "older than" in result.stderr
 
 

@@ -187,15 +187,16 @@ def test_a_shard_of_the_real_examples_records_their_results(tmp_path):
     gpus = torch.cuda.device_count()
     name = torch.cuda.get_device_name(0) if gpus else None
     assert headers[-4:] == [  # real nn.DataParallel for the counts this machine has
-        f"# {n} × {name} (real nn.DataParallel)" if gpus >= n
-        else f"# {n} GPU{'s' * (n > 1)} emulated on CPU" for n in (1, 2, 3, 8)
+        f"# {n} × {name} (real nn.DataParallel)" if gpus >= n else f"# {n} GPU{'s' * (n > 1)} emulated on CPU"
+        for n in (1, 2, 3, 8)
     ]
 
 
 def another_key(tmp_path):
     """A fresh private key nobody trusts."""
     pem = Ed25519PrivateKey.generate().private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
     (tmp_path / "other.pem").write_bytes(pem)
     return tmp_path / "other.pem"
 
@@ -261,7 +262,9 @@ def test_a_recording_the_build_cannot_trust_is_refused_in_one_line(recorder, tmp
     if case in ("stale", "cells not text", "markup in provenance", "unknown fact",
                 "a path for a name", "real GPUs its facts deny",
                 "a GPU per process its facts deny"):  # fmt: skip
-        assert len(chosen) == (EXAMPLES if case == "a path for a name" else EXAMPLES - 1)  # the others are used
+        assert len(chosen) == (
+            EXAMPLES if case == "a path for a name" else EXAMPLES - 1
+        )  # the others are used
     else:
         assert chosen == {}
     assert "\n" not in refusals[0]
@@ -391,8 +394,7 @@ def test_a_trusted_recording_shows_its_text_as_text_and_nothing_else(recorder, t
 
 
 @pytest.mark.browser
-def test_a_recordings_markup_makes_no_element_request_or_navigation(recorder, tmp_path, visit,
-                                                                    serve):
+def test_a_recordings_markup_makes_no_element_request_or_navigation(recorder, tmp_path, visit, serve):
     tmp, project, path = recorder
     gpus = resigned(contents(path), tmp_path / "gpus.json", change=on_real_gpus)
     site = tmp_path / "site"
@@ -447,8 +449,9 @@ def test_read_the_docs_uses_the_published_recording_of_its_commit(recorder, tmp_
     log = ok(result)
     assert log.count(f"recorded output used ({url}; commit") == EXAMPLES
     page = tmp_path / "out" / "html" / TUTORIAL
-    assert "錄製" in BeautifulSoup(page.read_text("utf-8"), "html.parser").select_one(
-        "p.provenance").get_text()
+    assert (
+        "錄製" in BeautifulSoup(page.read_text("utf-8"), "html.parser").select_one("p.provenance").get_text()
+    )
 
 
 def test_a_signing_key_is_made_once_and_never_overwritten(tmp_path):

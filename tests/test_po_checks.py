@@ -173,8 +173,9 @@ def test_a_remembered_catalog_is_checked_again_when_it_or_what_it_is_checked_aga
     shutil.copytree(FIXTURES / "good", locale)
     shutil.copy(gate.GLOSSARY, glossary)
     checked, check_catalog = [], gate.check_catalog
-    monkeypatch.setattr(gate, "check_catalog",
-                        lambda po, *args: checked.append(Path(po).name) or check_catalog(po, *args))
+    monkeypatch.setattr(
+        gate, "check_catalog", lambda po, *args: checked.append(Path(po).name) or check_catalog(po, *args)
+    )
 
     def run():
         checked.clear()
@@ -317,6 +318,7 @@ def test_role_changes_and_numbered_starts_are_judged_as_sphinx_builds_them(tmp_p
     Sphinx looks the targets up by their object types (references.role_change), and a
     paragraph translated with a numbered start shows the English (checks/unused.py).
     """
+
     def build(src, *options):
         cmd = [sys.executable, "-m", "sphinx", "-q", "-b", "html", *options, str(src),
                str(src / "_build")]  # fmt: skip
@@ -329,14 +331,16 @@ def test_role_changes_and_numbered_starts_are_judged_as_sphinx_builds_them(tmp_p
     (ext / "index.rst").write_text(
         "Ext\n===\n\n.. py:module:: ext\n\n.. py:class:: Thing\n\n.. py:exception:: Err\n\n"
         ".. py:function:: f()\n\n.. py:data:: C\n\n.. py:class:: Box\n\n"
-        "   .. py:method:: run()\n   .. py:attribute:: size\n")
+        "   .. py:method:: run()\n   .. py:attribute:: size\n"
+    )
     build(ext)
     po = main / "locale" / "zh_CN" / "LC_MESSAGES"
     po.mkdir(parents=True)
     (main / "conf.py").write_text(
         "extensions = ['sphinx.ext.intersphinx']\nlocale_dirs = ['locale']\n"
         f"intersphinx_mapping = {{'ext': ('https://ext.example/', "
-        f"{str(ext / '_build' / 'objects.inv')!r})}}\n")
+        f"{str(ext / '_build' / 'objects.inv')!r})}}\n"
+    )
     catalog = Catalog(locale="zh_CN")
     paragraphs = []
     for number, (old, target, new) in enumerate(ROLE_CASES):
@@ -432,8 +436,12 @@ def gate_in(repo, pots):
                             cwd=repo, capture_output=True, text=True)  # fmt: skip
     assert "all checks passed" in result.stderr or "error(s)" in result.stderr, result.stderr
     problems = [PROBLEM.match(line) for line in result.stdout.splitlines()]
-    return result.returncode, by_entry([(str(repo / m["path"]), int(m["line"]), m["check"],
-                                         m["message"], m["severity"] or "error") for m in problems])
+    return result.returncode, by_entry(
+        [
+            (str(repo / m["path"]), int(m["line"]), m["check"], m["message"], m["severity"] or "error")
+            for m in problems
+        ]
+    )
 
 
 def test_project_catalogs_give_the_same_findings_without_location_comments(tmp_path):
@@ -469,8 +477,9 @@ def test_project_syntax_and_targets_come_from_the_sources(tmp_path):
     sources, locale = tmp_path / "docs", tmp_path / "locale"
     (sources / "guide").mkdir(parents=True)
     (sources / "index.md").write_text("(start)=\n# Start\n\n```{glossary}\nreplica\n  A copy.\n```\n")
-    (sources / "guide" / "setup.rst").write_text(".. _setup-guide:\n\nSetup\n=====\n\n"
-                                                 ".. glossary::\n\n   worker\n      One process.\n")
+    (sources / "guide" / "setup.rst").write_text(
+        ".. _setup-guide:\n\nSetup\n=====\n\n.. glossary::\n\n   worker\n      One process.\n"
+    )
     for name in ("index", "guide/setup", "auto_examples/plot_01", "sphinx"):
         po_path = locale / "zh_CN" / "LC_MESSAGES" / f"{name}.po"
         po_path.parent.mkdir(parents=True, exist_ok=True)
@@ -489,8 +498,17 @@ def test_project_syntax_and_targets_come_from_the_sources(tmp_path):
         [role] = parse(text, "rst", project.roles).roles
         return project.resolves(setup, role)
 
-    assert [resolves(t) for t in (":ref:`setup-guide`", ":ref:`开始 <start>`", ":term:`Worker`",
-                                   ":term:`replica`", ":doc:`../index`", ":doc:`/guide/setup`")] == [True] * 6
+    assert [
+        resolves(t)
+        for t in (
+            ":ref:`setup-guide`",
+            ":ref:`开始 <start>`",
+            ":term:`Worker`",
+            ":term:`replica`",
+            ":doc:`../index`",
+            ":doc:`/guide/setup`",
+        )
+    ] == [True] * 6
     assert [resolves(t) for t in (":ref:`setup`", ":term:`workers`", ":doc:`index`")] == [False] * 3
     foreign = Project(locale)  # no sources: an unknown English target may exist elsewhere
     assert resolves(":ref:`setup`", foreign) is None and resolves(":ref:`设置`", foreign) is False
@@ -698,7 +716,9 @@ def test_changed_english_turns_exactly_its_entries_fuzzy(tmp_path, capsys):
     after = snapshot(repo)
     changed = {p for p in after if after[p] != before[p]}
     assert {p.relative_to(repo).as_posix() for p in changed} == {
-        "locale/zh_CN/LC_MESSAGES/index.po", "locale/zh_TW/LC_MESSAGES/index.po"}
+        "locale/zh_CN/LC_MESSAGES/index.po",
+        "locale/zh_TW/LC_MESSAGES/index.po",
+    }
     for lang in langs:
         new = entries(repo / "locale" / lang / "LC_MESSAGES" / "index.po")
         old = dict(old_entries[lang])
@@ -738,8 +758,12 @@ def test_the_build_refuses_a_translation_for_its_errors_not_its_warnings(tmp_pat
     # Inline code written as plain text: worth a warning, still a correct page.
     first.string = literal.sub(r" \1 ", first.string, count=1)
     write(catalog, po_path)
-    check = subprocess.run([sys.executable, "conf/translation/run_checks.py", "zh_TW",
-                            "--check", "markup"], cwd=project, capture_output=True, text=True)
+    check = subprocess.run(
+        [sys.executable, "conf/translation/run_checks.py", "zh_TW", "--check", "markup"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
     assert check.returncode == 0 and "[markup] warning:" in check.stdout, check.stdout
     assert refused() == ("[]", "")
     # A dropped backquote: an error, and the translation is refused, saying where.

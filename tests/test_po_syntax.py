@@ -85,7 +85,9 @@ def test_a_compiled_catalog_in_the_repository_is_reported(tmp_path):
     subprocess.run(["git", "add", "-f", "locale/zh_TW/LC_MESSAGES/index.po",
                     "locale/zh_TW/LC_MESSAGES/index.mo", "locale/zh_TW/LC_MESSAGES/sphinx.js"],
                    cwd=tmp_path, check=True)  # fmt: skip
-    found = sorted((Path(p.path).name, p.check) for p in syntax.committed_compiled(tmp_path / "locale" / "zh_TW"))
+    found = sorted(
+        (Path(p.path).name, p.check) for p in syntax.committed_compiled(tmp_path / "locale" / "zh_TW")
+    )
     assert found == [("index.mo", "syntax"), ("sphinx.js", "syntax")]  # local.mo is a build's
     assert list(syntax.committed_compiled(ROOT / "locale" / "zh_TW")) == []
 

@@ -64,9 +64,7 @@ def test_readthedocs_build(mini_site, tmp_path, lang):
     for other in LANGUAGES:
         if other != lang:
             # /<rtd>/latest/auto_examples/x.html -> ../../../<other>/latest/...
-            assert links[other.html] == (
-                f"../../../{other.rtd}/latest/auto_examples/plot_01_tiny.html"
-            )
+            assert links[other.html] == (f"../../../{other.rtd}/latest/auto_examples/plot_01_tiny.html")
     assert (html / "index.html").is_file() and (html / "404.html").is_file()
     not_found = (html / "404.html").read_text("utf-8")
     assert f"/{lang.rtd}/latest/_static/" in not_found

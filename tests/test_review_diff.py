@@ -122,8 +122,12 @@ def test_the_summary_quotes_file_names_and_translations_as_text():
     from translation.review_diff import render_summary
 
     name = "x](https://evil.example/)<img src=x onerror=alert(1)>![i](//evil.example/i.png)"
-    finding = Problem(f"locale/zh_TW/LC_MESSAGES/{name}.po", 3, "safety",
-                      "adds [a link](https://evil.example/) `code` <b>|</b>")
+    finding = Problem(
+        f"locale/zh_TW/LC_MESSAGES/{name}.po",
+        3,
+        "safety",
+        "adds [a link](https://evil.example/) `code` <b>|</b>",
+    )
     page = PageReview("zh_TW", name, Path(f"{name}.po"), [], findings=[finding])
     summary = render_summary([page], ("abc123", "test"), [], "_build/review/index.html")
     for markup in ("](", "<img", "<b>", "!["):  # present only escaped: "\\<img"
@@ -217,7 +221,7 @@ def test_the_pull_request_workflow_calls_the_targets_tested_here():
     called = re.findall(r"\bmake ([a-z-]+)", script)
     assert {"html", "check", "review-diff"} <= set(called) <= targets, called
     assert 'BASE="$BASE"' in script and "pull_request.base.sha" in str(workflow["jobs"])
-    assert "_build/review/summary.md >> \"$GITHUB_STEP_SUMMARY\"" in script
+    assert '_build/review/summary.md >> "$GITHUB_STEP_SUMMARY"' in script
     (upload,) = [step for step in steps if step.get("uses", "").startswith("actions/upload-artifact")]
     assert upload["with"]["path"].split() == ["_build/html", "_build/review"]
 

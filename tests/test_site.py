@@ -196,7 +196,9 @@ def test_each_card_shows_its_tutorials_figure_or_a_decorative_placeholder(site):
     card's title is its link's name.
     """
     gallery = BeautifulSoup((site / "en/auto_examples/index.html").read_text("utf-8"), "html.parser")
-    cards = {card.select_one("a.internal")["href"]: card for card in gallery.select(".sphx-glr-thumbcontainer")}
+    cards = {
+        card.select_one("a.internal")["href"]: card for card in gallery.select(".sphx-glr-thumbcontainer")
+    }
     images = site / "en" / "_images"
     for example in sorted((site.parent.parent / "examples").glob("plot_*.py")):
         page = BeautifulSoup((site / "en/auto_examples" / f"{example.stem}.html").read_text("utf-8"),
@@ -220,7 +222,9 @@ def test_every_extension_says_its_version_and_whether_it_is_parallel_safe():
     conf = Path(__file__).parent.parent / "conf"
     for path in sorted([*(conf / "site_extensions").glob("*.py"), *conf.glob("*.py")]):
         tree = ast.parse(path.read_text("utf-8"))
-        setup = next((node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "setup"), None)
+        setup = next(
+            (node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "setup"), None
+        )
         if setup is None:
             continue  # a helper module, not an extension
         returned = [node.value for node in ast.walk(setup) if isinstance(node, ast.Return)]
@@ -228,7 +232,9 @@ def test_every_extension_says_its_version_and_whether_it_is_parallel_safe():
         for value in returned:
             assert isinstance(value, ast.Dict), f"{path.name}:{value.lineno}: setup() returns no dict"
             keys = {key.value for key in value.keys if isinstance(key, ast.Constant)}
-            assert {"version", "parallel_read_safe", "parallel_write_safe"} <= keys, f"{path.name}:{value.lineno}"
+            assert {"version", "parallel_read_safe", "parallel_write_safe"} <= keys, (
+                f"{path.name}:{value.lineno}"
+            )
         checked += 1
     assert checked >= 20
 

@@ -239,8 +239,7 @@ def test_learning_rate_results_match_the_prose(executed):
 def test_collectives_give_every_process_the_same_result(executed):
     block = block_after(DDP_PAGE, "The collective operations used here")
     assert block == [header(3)] + [
-        f"[rank {rank}] mine {rank + 1}; broadcast from rank 0: 1; all_reduce: 6;"
-        " all_gather: [1.0, 2.0, 3.0]"
+        f"[rank {rank}] mine {rank + 1}; broadcast from rank 0: 1; all_reduce: 6; all_gather: [1.0, 2.0, 3.0]"
         for rank in range(3)
     ]
 
@@ -370,7 +369,9 @@ def test_fsdp2_in_float32_is_one_process_to_rounding(executed):
     (line,) = [x for x in block if x.startswith("largest difference from one process")]
     losses, parameters = map(float, re.findall(NUMBER, line))
     assert losses < 1e-5 and parameters < 1e-4
-    assert "[rank 0] while blocks.1 runs: blocks.1.up.weight is a Parameter of (256, 64), torch.float32" in block
+    assert (
+        "[rank 0] while blocks.1 runs: blocks.1.up.weight is a Parameter of (256, 64), torch.float32" in block
+    )
     (line,) = [x for x in block if x.startswith("bfloat16 policy against float32")]
     assert 1e-4 < float(line.rsplit(" ", 1)[1]) < 0.05  # bfloat16 shows, and stays close
 
@@ -432,8 +433,7 @@ def test_checkpoint_names_are_the_plain_models_and_hold_every_rank(ddp_definitio
 
 
 @pytest.mark.filterwarnings("ignore:for .* copying from a non-meta parameter")  # meta: no data
-def test_resuming_hands_the_random_number_generators_cpu_byte_tensors(ddp_definitions, tmp_path,
-                                                                       monkeypatch):
+def test_resuming_hands_the_random_number_generators_cpu_byte_tensors(ddp_definitions, tmp_path, monkeypatch):
     """On a GPU, ``map_location=device`` made them CUDA tensors, which the setters refuse.
 
     The process's device here is ``meta``, another device than the CPU: with

@@ -117,8 +117,21 @@ def msgstr_line(po, msgid):
 
 def sphinx(src, out, *options, language="zh_TW", werror=False):
     """Build *src* into *out* (without -W unless *werror*); return the finished process."""
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-D", f"language={language}",
-           "-d", str(out.with_name(out.name + "-doctrees")), *options, str(src), str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-b",
+        "html",
+        "-q",
+        "-D",
+        f"language={language}",
+        "-d",
+        str(out.with_name(out.name + "-doctrees")),
+        *options,
+        str(src),
+        str(out),
+    ]
     cmd += ["-W", "--keep-going"] if werror else []  # fmt: skip
     return subprocess.run(cmd, capture_output=True, text=True, env=ENV)
 
@@ -331,8 +344,13 @@ def test_english_sources_are_trusted(tmp_path, language):
     result = sphinx(src, tmp_path / "out", language=language, werror=True)
     assert result.returncode == 0, result.stderr
     found = scripts_in(tmp_path / "out")
-    expected = ["index.html: <img onerror=", "index.html: <a href='javascript:alert(1)'>",
-                "index.html: <div onclick=", "page.html: <img onerror=", "page.html: <div onclick="]
+    expected = [
+        "index.html: <img onerror=",
+        "index.html: <a href='javascript:alert(1)'>",
+        "index.html: <div onclick=",
+        "page.html: <img onerror=",
+        "page.html: <div onclick=",
+    ]
     for start in expected:
         assert any(item.startswith(start) for item in found), (start, found)
 
@@ -396,8 +414,7 @@ def test_make_html_refuses_the_issues_attacks_and_a_preview_runs_none(mini_site,
                             capture_output=True, text=True, timeout=600)  # fmt: skip
     output = result.stdout + result.stderr
     assert result.returncode != 0, output[-3000:]
-    refused = [(landing, landing_msgid, "raw html"),
-               (tutorial, tutorial_msgid, "a link that is not http(s)")]
+    refused = [(landing, landing_msgid, "raw html"), (tutorial, tutorial_msgid, "a link that is not http(s)")]
     for po, msgid, reason in refused:
         line = msgstr_line(po, msgid)
         assert f"{po.resolve()}:{line}: ERROR: translation refused: {reason}" in output
@@ -445,8 +462,11 @@ def test_site_scripts_run_under_its_content_security_policy(site, visit, serve):
 def test_content_security_policy_stops_script_that_got_into_a_page(site, visit, serve):
     root = serve(site)
     html = (site / "zh_TW" / "index.html").read_text("utf-8")
-    planted = html.replace("<article", '<img src="x" onerror="alert(1)">'
-                           '<a id="planted" href="javascript:alert(2)">planted</a><article', 1)
+    planted = html.replace(
+        "<article",
+        '<img src="x" onerror="alert(1)"><a id="planted" href="javascript:alert(2)">planted</a><article',
+        1,
+    )
 
     def fulfil(route):
         route.fulfill(body=planted, content_type="text/html; charset=utf-8")
@@ -459,11 +479,13 @@ def test_content_security_policy_stops_script_that_got_into_a_page(site, visit, 
     assert directives == {"script-src-attr", "script-src-elem"}, directives
 
 
-ELSEWHERE = ('<img id="x-img" src="http://127.0.0.2:9/x.png">'
-             '<link rel="stylesheet" href="//127.0.0.2:9/x.css">'
-             '<iframe src="http://127.0.0.2:9/frame"></iframe>'
-             '<object data="http://127.0.0.2:9/x.swf"></object>'
-             '<form action="http://127.0.0.2:9/f"><button id="x-submit">go</button></form>')
+ELSEWHERE = (
+    '<img id="x-img" src="http://127.0.0.2:9/x.png">'
+    '<link rel="stylesheet" href="//127.0.0.2:9/x.css">'
+    '<iframe src="http://127.0.0.2:9/frame"></iframe>'
+    '<object data="http://127.0.0.2:9/x.swf"></object>'
+    '<form action="http://127.0.0.2:9/f"><button id="x-submit">go</button></form>'
+)
 
 
 @pytest.mark.browser

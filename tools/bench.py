@@ -199,18 +199,24 @@ def print_builds(rows, repeat):
         peak = max(r[2] for r in runs)
         print(f"{name:<30} {median:>9.1f} {median / fresh:>8.2f} {executed:>13} {peak:>9.0f}")
     total = len(list((ROOT / "examples").glob("*.py")))
-    print(f"\n{repeat} runs each; 'examples run' counts executions per build "
-          f"({total} examples in total); peak MiB is the largest single process.")
+    print(
+        f"\n{repeat} runs each; 'examples run' counts executions per build "
+        f"({total} examples in total); peak MiB is the largest single process."
+    )
 
 
 def print_preview(timings):
     """Print the live preview's medians."""
     pages, rebuilds = zip(*timings)
     print(f"\nlive preview (zh_TW), a tutorial paragraph saved {len(timings)} times:")
-    print(f"  served page shows the edit: median {statistics.median(pages):.2f} s"
-          f" (min {min(pages):.2f}, max {max(pages):.2f})")
-    print(f"  rebuild done, open pages reload: median {statistics.median(rebuilds):.2f} s"
-          f" (min {min(rebuilds):.2f}, max {max(rebuilds):.2f})")
+    print(
+        f"  served page shows the edit: median {statistics.median(pages):.2f} s"
+        f" (min {min(pages):.2f}, max {max(pages):.2f})"
+    )
+    print(
+        f"  rebuild done, open pages reload: median {statistics.median(rebuilds):.2f} s"
+        f" (min {min(rebuilds):.2f}, max {max(rebuilds):.2f})"
+    )
 
 
 if __name__ == "__main__":

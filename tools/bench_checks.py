@@ -88,8 +88,19 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="bench-checks-") as tmp:
         if args.locale_dir:
             locale, langs = args.locale_dir, args.languages or list(LANGS)
-            checks = ["--check=" + c for c in ("syntax", "markup", "references", "unused",
-                                               "script-mix", "terminology", "safety", "code")]
+            checks = [
+                "--check=" + c
+                for c in (
+                    "syntax",
+                    "markup",
+                    "references",
+                    "unused",
+                    "script-mix",
+                    "terminology",
+                    "safety",
+                    "code",
+                )
+            ]
             gate_args = [*checks, "--strict=0", "--locale-dir", str(locale), *langs]
         else:
             locale, langs = Path(tmp) / "locale", list(LANGS)
@@ -99,12 +110,16 @@ def main(argv=None):
         size = sum(p.stat().st_size for p in catalogs)
         entries = sum(sum(map(is_translated, messages(read(p)))) for p in catalogs)
         times = time_runs(gate_args, args.repeat)
-    print(f"{len(catalogs)} catalogs, {size / 1e6:.2f} MB, {entries} translated entries; "
-          f"{args.repeat} runs of make check's checks:")
+    print(
+        f"{len(catalogs)} catalogs, {size / 1e6:.2f} MB, {entries} translated entries; "
+        f"{args.repeat} runs of make check's checks:"
+    )
     walls = [wall for wall, _ in times]
-    print(f"median {statistics.median(walls):.2f} s (fastest {min(walls):.2f} s, slowest "
-          f"{max(walls):.2f} s); CPU time median {statistics.median(c for _, c in times):.2f} s; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(
+        f"median {statistics.median(walls):.2f} s (fastest {min(walls):.2f} s, slowest "
+        f"{max(walls):.2f} s); CPU time median {statistics.median(c for _, c in times):.2f} s; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
     return 0
 
 

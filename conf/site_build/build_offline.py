@@ -174,8 +174,9 @@ def build_local(fmt, langs, outputs=()):
     # What build_site.py refuses too; only what will be rebuilt: the others' passed at their build.
     bad = refused(list(todo), {"syntax"} | CONTENT_CHECKS)
     if bad:
-        print(f"error: {', '.join(bad)}: the catalogs fail the checks above; nothing was built",
-              file=sys.stderr)
+        print(
+            f"error: {', '.join(bad)}: the catalogs fail the checks above; nothing was built", file=sys.stderr
+        )
         return 1
     check_gallery()
 
@@ -220,10 +221,16 @@ def main(argv=None):
     """Parse the command line and build."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=[*BUILDERS, "readthedocs"])
-    parser.add_argument("languages", nargs="*",
-                        help="default: every language of the table (readthedocs: the formats)")
-    parser.add_argument("--outputs", nargs="+", default=[], metavar="FILE_OR_URL",
-                        help="recorded example output to use (make outputs)")
+    parser.add_argument(
+        "languages", nargs="*", help="default: every language of the table (readthedocs: the formats)"
+    )
+    parser.add_argument(
+        "--outputs",
+        nargs="+",
+        default=[],
+        metavar="FILE_OR_URL",
+        help="recorded example output to use (make outputs)",
+    )
     args = parser.parse_args(argv)
     if args.mode == "readthedocs":
         unknown = set(args.languages) - set(BUILDERS)

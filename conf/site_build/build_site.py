@@ -172,9 +172,7 @@ def write_root_index(outdir):
         f'lang="{lang.html}">{html.escape(lang.name)}</a></li>'
         for lang in built
     )
-    choose = " · ".join(
-        f'<span lang="{lang.html}">{html.escape(lang.choose)}</span>' for lang in built
-    )
+    choose = " · ".join(f'<span lang="{lang.html}">{html.escape(lang.choose)}</span>' for lang in built)
     # Longest tag first, so that zh-tw wins over zh.
     routes = sorted(((tag, lang.sphinx) for lang in built for tag in browser_tags(lang)),
                     key=lambda route: -len(route[0]))  # fmt: skip
@@ -427,8 +425,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=["html", "readthedocs"])
     parser.add_argument("languages", nargs="*", help="default: every language of the table")
-    parser.add_argument("--outputs", nargs="+", default=[], metavar="FILE_OR_URL",
-                        help="recorded example output to use (make outputs)")
+    parser.add_argument(
+        "--outputs",
+        nargs="+",
+        default=[],
+        metavar="FILE_OR_URL",
+        help="recorded example output to use (make outputs)",
+    )
     args = parser.parse_args(argv)
     if args.mode == "readthedocs":
         return run_held("build_site.py readthedocs", build_readthedocs)

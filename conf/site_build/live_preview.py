@@ -367,9 +367,7 @@ def serve(listener, directory, status_file, lang):
     host, port = listener.getsockname()[:2]
     names = {host, "localhost"} if host in ("127.0.0.1", "::1") else {host}
     PreviewHandler.hosts = {f"{name}:{port}" for name in names}
-    server = http.server.ThreadingHTTPServer(
-        listener.getsockname()[:2], handler, bind_and_activate=False
-    )
+    server = http.server.ThreadingHTTPServer(listener.getsockname()[:2], handler, bind_and_activate=False)
     server.socket.close()
     server.socket = listener
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -430,8 +428,12 @@ def main(argv=None):
     from languages import TRANSLATIONS, select
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("language", metavar="LANG", nargs="*",
-                        help="the one language to preview (default: the first translation)")
+    parser.add_argument(
+        "language",
+        metavar="LANG",
+        nargs="*",
+        help="the one language to preview (default: the first translation)",
+    )
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args(argv)

@@ -240,8 +240,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     rec = commands.add_parser("record", help="execute the examples and record their output")
-    rec.add_argument("--key", type=Path, default=None,
-                     help="the Ed25519 private key (PEM); without it, an unsigned recording")
+    rec.add_argument(
+        "--key",
+        type=Path,
+        default=None,
+        help="the Ed25519 private key (PEM); without it, an unsigned recording",
+    )
     rec.add_argument("--shard", default=None, help="K/N: execute every N-th example from K")
     rec.add_argument("--out", type=Path, default=BUILD / "outputs.json")
     signing = commands.add_parser("sign", help="sign an unsigned recording in place")

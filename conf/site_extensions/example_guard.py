@@ -138,9 +138,7 @@ def check_examples(app):
         raise ExtensionError("plot_gallery is off: pages would have no output")
     failing = conf.get("failing_examples", {})
     if failing:
-        report = "\n".join(
-            f"{Path(path).name} failed:\n{trace}" for path, trace in failing.items()
-        )
+        report = "\n".join(f"{Path(path).name} failed:\n{trace}" for path, trace in failing.items())
         raise ExtensionError("example(s) failed, no HTML written\n" + report)
     if app.config.reuse_gallery:
         return  # it generated nothing; gallery_reuse.py checks what it reuses

@@ -87,8 +87,7 @@ def check_gallery_is_current(app):
         stale = outdated_gallery(*gallery_dirs(app))
         if stale:
             raise ExtensionError(
-                "the gallery this language was to reuse is missing or out of date for: "
-                + ", ".join(stale)
+                "the gallery this language was to reuse is missing or out of date for: " + ", ".join(stale)
             )
 
 

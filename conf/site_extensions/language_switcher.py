@@ -38,10 +38,7 @@ def home_links(current, language_dirs, languages):
     For the 404 page, which is served at whatever address was missing, so
     relative links would resolve against that address.
     """
-    return [
-        (lang, f"/{language_dirs[lang.sphinx]}/index.html", lang.sphinx == current)
-        for lang in languages
-    ]
+    return [(lang, f"/{language_dirs[lang.sphinx]}/index.html", lang.sphinx == current) for lang in languages]
 
 
 def unbuilt(links, pagename, config):
@@ -51,7 +48,8 @@ def unbuilt(links, pagename, config):
         return links
     return [
         (lang, href, current)
-        if current or lang.sphinx in config.site_building
+        if current
+        or lang.sphinx in config.site_building
         or (Path(root) / config.site_language_dirs[lang.sphinx] / f"{pagename}.html").is_file()
         else (lang, None, current)
         for lang, href, current in links

@@ -82,8 +82,11 @@ def scrape(block, block_vars, gallery_conf, **kwargs):
             out.write(figure)
     if not rst.strip():
         return rst
-    return f"\n\n.. container:: {FRAME}\n\n" + "".join(
-        f"   {line}" if line.strip() else line for line in rst.strip("\n").splitlines(True)) + "\n\n"
+    return (
+        f"\n\n.. container:: {FRAME}\n\n"
+        + "".join(f"   {line}" if line.strip() else line for line in rst.strip("\n").splitlines(True))
+        + "\n\n"
+    )
 
 
 def figure_texts(figure):
@@ -291,8 +294,9 @@ def offer(app, doctree):
         pickled = _pickle_of(app, figure)
         if pickled:
             words = figure_texts(load_figure(pickled))
-            figure.parent.insert(figure.parent.index(figure) + 1,
-                                 nodes.container("", *(_message(w, source, 1) for w in words)))
+            figure.parent.insert(
+                figure.parent.index(figure) + 1, nodes.container("", *(_message(w, source, 1) for w in words))
+            )
 
 
 def _figure_nodes(node):
@@ -490,13 +494,13 @@ def localized_script(path, translate, parse, wrap=True):
                 english = code_tokens(chunk)
 
                 def same(body, match=match, english=english):
-                    return same_tokens(match[1] + body + match[3] + chunk[match.end():], english)
+                    return same_tokens(match[1] + body + match[3] + chunk[match.end() :], english)
 
                 body, rejected = localized_prose(match[2], translate, parse, same,
                                                  width=79 if wrap else None)  # fmt: skip
                 refused += rejected
                 opening = re.sub(r'[rRuU]?(?=""")', lambda m: raw_prefix(m[0], body), match[1])
-                chunk = opening + body + match[3] + chunk[match.end():]
+                chunk = opening + body + match[3] + chunk[match.end() :]
         else:  # "# " comment lines, then what follows the cell (blank lines) as it is
             cell = chunk.splitlines(keepends=True)
             count = next((i for i, line in enumerate(cell) if not line.startswith("#")), len(cell))

@@ -62,9 +62,7 @@ def configure(app, config):
     stem = file_stem(config)
     # Only the pages of the root's toctrees: its own text is about the website
     # (language links, download buttons). translated_title() sets the title.
-    config.latex_documents = [
-        (config.root_doc, stem + ".tex", config.project, config.author, "howto", True)
-    ]
+    config.latex_documents = [(config.root_doc, stem + ".tex", config.project, config.author, "howto", True)]
     # English pages hold Chinese too (the translation status names the languages).
     region = CJK_REGION.get(lang.script, "SC")
     # Sphinx titles the table of contents after the first toctree's caption
@@ -100,8 +98,7 @@ def translated_title(app, env):
     elif app.builder.name == "latex":  # read when writing starts, after this event
         escaped = texescape.escape(title.astext(), app.config.latex_engine)
         app.config.latex_documents = [
-            (doc, target, escaped, *rest)
-            for doc, target, _old_title, *rest in app.config.latex_documents
+            (doc, target, escaped, *rest) for doc, target, _old_title, *rest in app.config.latex_documents
         ]
 
 

@@ -51,10 +51,12 @@ def banner(locale_dir, lang, why, html_lang):
         return f'<span lang="{tag}">{html.escape(shown)}</span>'
 
     reason = html.escape(why.strip() or "(see the terminal)")
-    return (f'<div id="live-preview-failed" role="alert" style="{STYLE}">'
-            f"<p style=\"margin:0\"><strong>{text(FAILED)}</strong> {text(REASON)}</p>"
-            f'<pre lang="en" style="margin:.3em 0;white-space:pre-wrap;background:none;'
-            f'color:#fff">{reason}</pre><p style="margin:0">{text(FIX)}</p></div>')
+    return (
+        f'<div id="live-preview-failed" role="alert" style="{STYLE}">'
+        f'<p style="margin:0"><strong>{text(FAILED)}</strong> {text(REASON)}</p>'
+        f'<pre lang="en" style="margin:.3em 0;white-space:pre-wrap;background:none;'
+        f'color:#fff">{reason}</pre><p style="margin:0">{text(FIX)}</p></div>'
+    )
 
 
 def offer_strings(app, env):

@@ -155,8 +155,7 @@ def _checked(name, example, fmt):
     for key, value in facts.items():
         values = value if key == "gpus" and isinstance(value, list) else [value]
         if key not in FACTS or not all(
-            v is None or (isinstance(v, str) and len(v) <= MAX_FACT and v.isprintable())
-            for v in values
+            v is None or (isinstance(v, str) and len(v) <= MAX_FACT and v.isprintable()) for v in values
         ):
             raise RecordingRefused(f"{name}: its provenance holds {key!r} as {value!r:.40}")
         kept[key] = value

@@ -19,9 +19,7 @@ import re
 HEADERS = {
     "real": re.compile(r"^# (?P<count>\d+) × (?P<model>.+) \(real nn\.DataParallel\)$"),
     "emulated": re.compile(r"^# (?P<count>\d+) GPUs? emulated on CPU$"),
-    "gpu_processes": re.compile(
-        r"^# (?P<count>\d+) process(?:es)? on (?P=count) × (?P<model>.+) \(nccl\)$"
-    ),
+    "gpu_processes": re.compile(r"^# (?P<count>\d+) process(?:es)? on (?P=count) × (?P<model>.+) \(nccl\)$"),
     "processes": re.compile(r"^# (?P<count>\d+) process(?:es)? on the CPU \((?P<backend>\w+)\)$"),
 }
 # The kinds whose header names GPUs that must have been there.

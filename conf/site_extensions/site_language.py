@@ -13,14 +13,10 @@ def apply_language(app, config):
     version = os.environ.get("READTHEDOCS_VERSION")
     if version:
         # Read the Docs serves each language at /<rtd-code>/<version>/.
-        config.site_language_dirs = {
-            code.sphinx: f"{code.rtd}/{version}" for code in config.site_languages
-        }
+        config.site_language_dirs = {code.sphinx: f"{code.rtd}/{version}" for code in config.site_languages}
         config.notfound_urls_prefix = f"/{lang.rtd}/{version}/"
     else:
-        config.site_language_dirs = {
-            code.sphinx: code.sphinx for code in config.site_languages
-        }
+        config.site_language_dirs = {code.sphinx: code.sphinx for code in config.site_languages}
         config.notfound_urls_prefix = f"/{lang.sphinx}/"
 
 

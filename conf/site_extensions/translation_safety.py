@@ -176,8 +176,7 @@ class RememberEnglish(SphinxTransform):
         settings = self.document.settings
         self.document.translation_safety = (
             settings.file_insertion_enabled,
-            [(node, msg, (additions(node), links(node)))
-             for node, msg in extract_messages(self.document)],
+            [(node, msg, (additions(node), links(node))) for node, msg in extract_messages(self.document)],
         )
         settings.file_insertion_enabled = False
 

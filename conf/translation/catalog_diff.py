@@ -139,9 +139,14 @@ def classify(old, new):
         return "obsolete"
     if before == "obsolete" and after != "obsolete":
         return "restored"
-    moves = {("translated", "fuzzy"): "became fuzzy", ("untranslated", "fuzzy"): "became fuzzy",
-             ("fuzzy", "translated"): "fuzzy resolved", ("untranslated", "translated"): "translated",
-             ("translated", "untranslated"): "untranslated", ("fuzzy", "untranslated"): "untranslated"}
+    moves = {
+        ("translated", "fuzzy"): "became fuzzy",
+        ("untranslated", "fuzzy"): "became fuzzy",
+        ("fuzzy", "translated"): "fuzzy resolved",
+        ("untranslated", "translated"): "translated",
+        ("translated", "untranslated"): "untranslated",
+        ("fuzzy", "untranslated"): "untranslated",
+    }
     if (before, after) in moves:
         return moves[(before, after)]
     if key(old) != key(new) or translation(old) != translation(new):
@@ -199,7 +204,7 @@ def catalogs_at(commit, lang, locale_dir):
     found = {}
     for name in filter(None, names):
         if name.endswith(".po"):
-            domain = name[len(folder) + 1: -len(".po")]
+            domain = name[len(folder) + 1 : -len(".po")]
             found[domain] = git("show", f"{commit}:{name}", cwd=top)
     return found
 

@@ -26,8 +26,14 @@ from translation.catalog_diff import changed_parts  # noqa: E402
 from translation.catalogs import (  # noqa: E402
     catalog_text, is_translated, language_catalogs, messages, msgstr_line, read,
 )  # fmt: skip
-from translation.progress import POT_DIR, Counts, ExtractionError, fresh_templates, language_counts, page_counts  # noqa: E402
-
+from translation.progress import (
+    POT_DIR,
+    Counts,
+    ExtractionError,
+    fresh_templates,
+    language_counts,
+    page_counts,
+)  # noqa: E402
 
 
 def count_entries(po_path):

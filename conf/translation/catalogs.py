@@ -42,9 +42,7 @@ MAX_SIZE = 4 * 2**20  # bytes of one catalog; this project's largest is about 10
 # One quoted string: possessive and atomic, so a line that does not match fails
 # at once instead of trying every way to split "\777\777..." (exponential).
 _STRING = r'"(?:[^"\\]++|\\(?>[\\"\'?abfnrtv]|[0-7]{1,3}+|x[0-9a-fA-F]++))*+"'
-_ENTRY_LINE = re.compile(
-    rf"^(?:#~ ?)?(?:(?P<keyword>[a-z_]+(?:\[\d+\])?)\s+)?(?P<string>{_STRING})\s*$"
-)
+_ENTRY_LINE = re.compile(rf"^(?:#~ ?)?(?:(?P<keyword>[a-z_]+(?:\[\d+\])?)\s+)?(?P<string>{_STRING})\s*$")
 _PARTS = {"msgctxt", "msgid", "msgid_plural", "msgstr", "msgstr[]"}
 # What may come after each part of an entry.
 _NEXT = {
@@ -299,7 +297,7 @@ def msgstr_line(lines, message, at=""):
     offset = string.find(at) if at else -1
     seen, line = 0, number
     while offset > 0 and line <= len(lines) and lines[line - 1].rstrip().endswith('"'):
-        seen += len(unescape(lines[line - 1][lines[line - 1].index('"'):].strip()))
+        seen += len(unescape(lines[line - 1][lines[line - 1].index('"') :].strip()))
         if seen > offset:
             return line
         line += 1

@@ -44,7 +44,7 @@ def target(url):
     if match and match[1].lower() not in WEB:
         return match[1].lower(), None
     if match:  # "https:host" and "https:/\\host" name a host as "https://host" does
-        return match[1].lower(), _host(url[match.end():].lstrip("/"))
+        return match[1].lower(), _host(url[match.end() :].lstrip("/"))
     if url.startswith("//"):
         return "", _host(url.lstrip("/"))
     return "", ""
@@ -84,14 +84,16 @@ def judge(url, english_urls):
 
 
 # ISO 639-1 codes, and the Chinese labels sites use (cn., hk., zh-cn., zh-hans.).
-_LANGUAGES = set("""
+_LANGUAGES = set(
+    """
 aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy
 da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu
 hy hz ia id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb
 lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om
 or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn so sq sr ss st su sv sw
 ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu cn hk
-""".split())
+""".split()
+)
 _LANGUAGE_LABEL = re.compile(r"([a-z]{2})(?:-(?:[a-z]{2}|hans|hant|latn|cyrl))?")
 
 

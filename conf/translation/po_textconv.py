@@ -28,7 +28,7 @@ def readable(text):
             continue
         match = _CONTINUATION.match(line)
         if match and out and out[-1].endswith('"') and out[-1].startswith(match[1] or ""):
-            out[-1] = out[-1][:-1] + line[match.end():]  # "a" + "b" is "ab"
+            out[-1] = out[-1][:-1] + line[match.end() :]  # "a" + "b" is "ab"
             continue
         out.append(line)
     return "".join(f"{line}\n" for line in out)

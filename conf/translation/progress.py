@@ -35,6 +35,7 @@ from checkout_lock import held
 from site_layout import BUILD, CONF, DOCS, LOCALE, POT_DIR, ROOT
 from translation.catalogs import is_translated, language_catalogs, messages, read
 from translation.merging import merged
+
 STAMP = POT_DIR / ".sources"
 STATES = ("translated", "outdated", "untranslated")
 
@@ -189,5 +190,3 @@ def language_counts(lang, locale_dir=LOCALE, pot_dir=POT_DIR):
         return {domain: page_counts(path, None, lang) for domain, path in catalogs.items()}
     return {domain: page_counts(catalogs.get(domain, base / f"{domain}.po"), pot, lang)
             for domain, pot in sorted(pots.items())}  # fmt: skip
-
-

@@ -67,7 +67,6 @@ def check_findings(langs, locale_dir, pot_dir=None):
     return run_checks(langs, set(CHECKS), locale_dir, pot_dir)
 
 
-
 def load_doctree(doctrees, docname):
     """Return the pickled doctree of *docname* under *doctrees*, or None."""
     path = Path(doctrees, docname + ".doctree")
@@ -214,7 +213,7 @@ def render_change(change, page):
     return (
         f'<li class="entry" data-state="{_slug(change.state)}">'
         f'<p class="state"><span class="badge state-{_slug(change.state)}">{change.state}</span>'
-        f" {before} → {after} <span class=\"where\">{html.escape(where)}</span></p>"
+        f' {before} → {after} <span class="where">{html.escape(where)}</span></p>'
         f"<dl>{body}<dt>Checks</dt><dd>"
         + (f'<ul class="findings">{findings}</ul>' if findings else "no findings")
         + f"</dd><dt>Preview</dt><dd>{preview}</dd></dl></li>"
@@ -328,7 +327,7 @@ Each entry links to its section of the built page.</p>
 </header>
 <main>
 {render_sources(list(sources))}
-{''.join(out)}
+{"".join(out)}
 {extra}
 </main>
 </body>

@@ -96,11 +96,11 @@ ENTRY_CHECKS = {
 CHECKS = ("out-of-sync", "syntax", *ENTRY_CHECKS, "completeness", "canonical")
 # What the translations say; the form of a catalog (canonical) is the
 # reviewer's concern, and fuzzy or stale entries show the English.
-TRANSLATION_CHECKS = tuple(
-    c for c in CHECKS if c not in ("out-of-sync", "completeness", "canonical")
+TRANSLATION_CHECKS = tuple(c for c in CHECKS if c not in ("out-of-sync", "completeness", "canonical"))
+PLURAL = (
+    "an entry with a plural form (msgid_plural): the English has no plural messages, "
+    "so the build leaves it out (gettext would show its msgstr[0], unchecked)"
 )
-PLURAL = ("an entry with a plural form (msgid_plural): the English has no plural messages, "
-          "so the build leaves it out (gettext would show its msgstr[0], unchecked)")
 
 
 def check_catalog(po_path, lang, selected, project):
@@ -245,25 +245,47 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0], epilog="Exit codes: 0 no errors, 1 errors, 2 usage."
     )
-    parser.add_argument("languages", nargs="*", metavar="LANG",
-                        help="the languages to check (default: every translation)")
-    parser.add_argument("--strict", type=int, choices=(0, 1), default=1,
-                        help="1 (default): fuzzy or untranslated entries are errors")
-    parser.add_argument("--check", action="append", choices=CHECKS, metavar="NAME",
-                        help=f"run only this check (repeatable): {', '.join(CHECKS)}")
-    parser.add_argument("--severity", choices=("error", "warning"), default="warning",
-                        help="the least severe problems to print (default: warning, i.e. all)")
-    parser.add_argument("--syntax", choices=SYNTAXES, default="rst",
-                        help="how to parse entries of another project's catalogs that have "
-                             "no #: line (default: rst)")
-    parser.add_argument("--sources", type=Path,
-                        help="the Sphinx source folder the catalogs translate "
-                             "(default: the docs/ beside --locale-dir, if any)")
+    parser.add_argument(
+        "languages", nargs="*", metavar="LANG", help="the languages to check (default: every translation)"
+    )
+    parser.add_argument(
+        "--strict",
+        type=int,
+        choices=(0, 1),
+        default=1,
+        help="1 (default): fuzzy or untranslated entries are errors",
+    )
+    parser.add_argument(
+        "--check",
+        action="append",
+        choices=CHECKS,
+        metavar="NAME",
+        help=f"run only this check (repeatable): {', '.join(CHECKS)}",
+    )
+    parser.add_argument(
+        "--severity",
+        choices=("error", "warning"),
+        default="warning",
+        help="the least severe problems to print (default: warning, i.e. all)",
+    )
+    parser.add_argument(
+        "--syntax",
+        choices=SYNTAXES,
+        default="rst",
+        help="how to parse entries of another project's catalogs that have no #: line (default: rst)",
+    )
+    parser.add_argument(
+        "--sources",
+        type=Path,
+        help="the Sphinx source folder the catalogs translate "
+        "(default: the docs/ beside --locale-dir, if any)",
+    )
     parser.add_argument("--locale-dir", type=Path, default=LOCALE)
     parser.add_argument("--pot-dir", type=Path, help="compare with these .pot files")
     parser.add_argument("--glossary", type=Path, default=GLOSSARY)
-    parser.add_argument("--base", metavar="REV",
-                        help="report only findings on entries changed since REV (review_diff.py)")
+    parser.add_argument(
+        "--base", metavar="REV", help="report only findings on entries changed since REV (review_diff.py)"
+    )
     args = parser.parse_args(argv)  # fmt: skip
     selected = set(args.check or CHECKS)
     langs = catalog_languages(parser, args.languages, args.locale_dir)

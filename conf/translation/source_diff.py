@@ -112,7 +112,7 @@ def word_diff_html(line):
     """One line of git's word diff as HTML: [-removed-] as <del>, {+added+} as <ins>."""
     out, at = [], 0
     for match in _MARK.finditer(line):
-        out.append(html.escape(line[at:match.start()]))
+        out.append(html.escape(line[at : match.start()]))
         removed, added = match.group(1), match.group(2)
         kind, text = ("del", removed) if removed is not None else ("ins", added)
         label = "removed" if kind == "del" else "added"
@@ -128,9 +128,11 @@ def render(changes):
     if not changes:
         return ('<section aria-labelledby="sources"><h2 id="sources">English sources</h2>'
                 "<p>No change to docs/ or examples/.</p></section>")  # fmt: skip
-    out = ['<section aria-labelledby="sources"><h2 id="sources">English sources</h2>',
-           "<p>The change to the English pages and tutorials (git's word diff, "
-           "working tree included), beside which the catalog entries below were made.</p>"]
+    out = [
+        '<section aria-labelledby="sources"><h2 id="sources">English sources</h2>',
+        "<p>The change to the English pages and tutorials (git's word diff, "
+        "working tree included), beside which the catalog entries below were made.</p>",
+    ]
     for change in changes:
         out.append(f'<section class="source"><h3><code>{html.escape(change.path)}</code> '
                    f'<span class="badge state-{"new" if change.status == "added" else "changed"}">'

@@ -248,7 +248,7 @@ def _rendered(kind, translations, span, code):
     width = max(40, 79 - span[1] - 2)
     if kind == "docstring":
         line = code.splitlines()[span[0] - 1]
-        literal = line[span[1]:]
+        literal = line[span[1] :]
         quote = literal.lstrip("rbuRBU")[:3]
         prefix = raw_prefix(literal[: len(literal) - len(literal.lstrip("rbuRBU"))],
                              "".join(translations))  # fmt: skip

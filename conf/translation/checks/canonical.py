@@ -48,5 +48,9 @@ def check(po_path):
     difference = first_difference(ours, canonical)
     if difference:
         line, what = difference
-        yield Problem(shown(po_path), line, "canonical",
-                      f"not in the form make update-po writes ({what}); run make format-po")
+        yield Problem(
+            shown(po_path),
+            line,
+            "canonical",
+            f"not in the form make update-po writes ({what}); run make format-po",
+        )

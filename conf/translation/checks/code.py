@@ -63,8 +63,7 @@ def check(message):
     old, old_shape = strings(english)
     new, new_shape = strings(translated)
     if old_shape != new_shape:
-        yield error("translated code is not the same Python as the English (translate its "
-                    "comments only)")
+        yield error("translated code is not the same Python as the English (translate its comments only)")
         return
     for before, after in zip(old, new):
         if before != after and (before.split() == [before] or not before):
@@ -117,5 +116,7 @@ def check_example_text(message):
             yield error(f"{quotes} in a tutorial's translation changes the code: it ends a docstring")
             return
     if message.msgid in _refused_texts(example, message.catalog, message.project):
-        yield error("the translation of this comment or docstring changes the code around "
-                    "it (a line break, a quote that ends it): translate only its words")
+        yield error(
+            "the translation of this comment or docstring changes the code around "
+            "it (a line break, a quote that ends it): translate only its words"
+        )

@@ -6,6 +6,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from site_layout import GLOSSARY  # noqa: F401  (the runner reads it from here)
+
 ERROR, WARNING = "error", "warning"
 
 

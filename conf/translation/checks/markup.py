@@ -203,14 +203,20 @@ def localised(old, new):
     names the reader's copy. Reviewers accept both, so they are warnings.
     """
     old_holders, new_holders = _PLACEHOLDER.findall(old), _PLACEHOLDER.findall(new)
-    if (old_holders and len(old_holders) == len(new_holders)
-            and _PLACEHOLDER.sub("{}", old) == _PLACEHOLDER.sub("{}", new)
-            and all(_IDEOGRAPH.search(b) for a, b in zip(old_holders, new_holders) if a != b)):
+    if (
+        old_holders
+        and len(old_holders) == len(new_holders)
+        and _PLACEHOLDER.sub("{}", old) == _PLACEHOLDER.sub("{}", new)
+        and all(_IDEOGRAPH.search(b) for a, b in zip(old_holders, new_holders) if a != b)
+    ):
         return "translates its placeholder: fine for text the reader replaces"
     old_parts, new_parts = re.split(r"([/\\])", old), re.split(r"([/\\])", new)
     changed = [(a, b) for a, b in zip(old_parts, new_parts) if a != b]
-    if len(old_parts) == len(new_parts) and len(changed) == 1 and all(
-            _LANGUAGE_TAG.fullmatch(part) for part in changed[0]):
+    if (
+        len(old_parts) == len(new_parts)
+        and len(changed) == 1
+        and all(_LANGUAGE_TAG.fullmatch(part) for part in changed[0])
+    ):
         return f"puts the language {changed[0][1]} in the path instead of {changed[0][0]}"
     return None
 
@@ -229,13 +235,17 @@ def marks_prose(literal, english):
 
 def literals(message, english, translated):
     """Yield inline literals the translation changes or drops, counting each use."""
+
     def kept(old, new):
         return value(old) == value(new) or glossed(old, new)
 
     for old, new in [(o, n) for o in english.literals for n in translated.literals]:
         if glossed(old, new) and _IDENTIFIER.fullmatch(old):
-            yield warning(f"{tick(message.syntax)}{new}{tick(message.syntax)} is not the code "
-                          f"{old} any more: put the translation outside the literal", at=new)
+            yield warning(
+                f"{tick(message.syntax)}{new}{tick(message.syntax)} is not the code "
+                f"{old} any more: put the translation outside the literal",
+                at=new,
+            )
     left, lost = Counter(translated.literals), []
     for old in english.literals.elements():  # ``x`` twice in the English is two uses
         new = next((new for new in left if left[new] and kept(old, new)), None)
@@ -251,8 +261,11 @@ def literals(message, english, translated):
         quoted = quotes(old, translated.prose)
         if quoted:  # not the added literal it looks most like: do not pair it
             lost = [other for other in lost if other != old]
-            yield warning(f"{mark}{old}{mark} is in quotation marks here ({quoted}): the page "
-                          f"shows it as text, not as code; write {mark}{old}{mark}", at=quoted)
+            yield warning(
+                f"{mark}{old}{mark} is in quotation marks here ({quoted}): the page "
+                f"shows it as text, not as code; write {mark}{old}{mark}",
+                at=quoted,
+            )
     said = set()
     for old, new in pairs(lost, added):
         if new is not None:
@@ -285,8 +298,11 @@ def roles(message, english, translated, shown):
     syntax = message.syntax
 
     def values(markup):  # roles running on to a later backquote: raw_markup's
-        return [(r.name, squeeze(r.target)) for r in markup.roles
-                if not is_xref(r.name) and r.name not in PROSE_ROLES and "`" not in r.text]
+        return [
+            (r.name, squeeze(r.target))
+            for r in markup.roles
+            if not is_xref(r.name) and r.name not in PROSE_ROLES and "`" not in r.text
+        ]
 
     def count(markup, names):
         return Counter(r.name for r in markup.roles if r.name in names)

@@ -70,6 +70,7 @@ def role_change(old, new, target):
         return None  # an unknown role is markup's; :py:func: is :func:
     change = f"changes :{old}:`{target}` to :{new}:`{target}`"
     if before[0] != after[0] or not before[1] or not after[1] or not before[1] & after[1]:
+
         def kinds(found):
             return ", ".join(sorted(found)) if found else "no object type (exact names only)"
 
@@ -105,8 +106,11 @@ def xrefs(message, english, translated):
         replaced = lost_roles.pop(0) if lost_roles else None
         if message.project.resolves(message.catalog, role) is False:
             fix = role_text(role, message.syntax, raw_target(replaced)) if replaced else ""
-            yield error(f"{shown} does not resolve: no such target"
-                        + (f"; keep the English target: {fix}" if fix else ""), at=role.text)
+            yield error(
+                f"{shown} does not resolve: no such target"
+                + (f"; keep the English target: {fix}" if fix else ""),
+                at=role.text,
+            )
         elif replaced:
             yield error(f"{shown} leads to {raw_target(role)!r}, the English to "
                         f"{raw_target(replaced)!r}", at=role.text)  # fmt: skip
@@ -137,7 +141,8 @@ def localized(old, new):
     old_host, new_host = split_url(old).hostname or "", split_url(new).hostname or ""
     if old_host != new_host:
         same = old_host.split(".")[-2:] == new_host.split(".")[-2:] and bool(
-            _LANGUAGE.fullmatch(new_host.split(".")[0].lower()))
+            _LANGUAGE.fullmatch(new_host.split(".")[0].lower())
+        )
         return "a localized page?" if same else None
     if _LANGUAGE.sub("", old) == _LANGUAGE.sub("", new):  # a #fragment keeps its case
         return "a localized page?"
@@ -216,9 +221,11 @@ def names(english, translated):
         for name in [n for n in lost if squeeze(n) in squeeze(translated.prose)]:
             lost.remove(name)  # shown as text; markup reports a lone | itself
             if attribute != "substitutions":
-                yield error(f"{name} is shown as text, not as a {what}: it is glued to the text "
-                            "around it (put a space or \"\\ \" there), or has a space inside",
-                            at=name.strip("`_[]"))
+                yield error(
+                    f"{name} is shown as text, not as a {what}: it is glued to the text "
+                    'around it (put a space or "\\ " there), or has a space inside',
+                    at=name.strip("`_[]"),
+                )
         if attribute == "substitutions":
             # Another name is undefined unless the English uses it; one left out only takes
             # its text or image off the page, often said in words (|reg|, |deg| → 摄氏度).

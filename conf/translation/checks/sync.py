@@ -23,8 +23,11 @@ def check(pot_dir, catalog_dir, load=read):
         po_path = catalog_dir / pot_path.relative_to(pot_dir).with_suffix(".po")
         if not po_path.exists():
             first = next(iter(pot.values()), None)
-            yield Problem(*source_location(first, pot_dir, pot_path), "out-of-sync",
-                          f"this page has no catalog {shown(po_path)}; run make update-po")
+            yield Problem(
+                *source_location(first, pot_dir, pot_path),
+                "out-of-sync",
+                f"this page has no catalog {shown(po_path)}; run make update-po",
+            )
             continue
         try:
             loaded = load(po_path)
@@ -32,8 +35,12 @@ def check(pot_dir, catalog_dir, load=read):
             continue  # the syntax check names the line it cannot read
         catalog = {(m.context, english(m)): m for m in messages(loaded)}
         for key in catalog.keys() - pot.keys():
-            yield Problem(shown(po_path), catalog[key].lineno, "out-of-sync",
-                          f"English no longer in the source: {brief(key[1])}; run make update-po")
+            yield Problem(
+                shown(po_path),
+                catalog[key].lineno,
+                "out-of-sync",
+                f"English no longer in the source: {brief(key[1])}; run make update-po",
+            )
         for key in pot.keys() - catalog.keys():
             yield Problem(*source_location(pot[key], pot_dir, pot_path), "out-of-sync",
                           f"English missing from {shown(po_path)}: {brief(key[1])}; "

@@ -67,8 +67,10 @@ def check(message):
         return  # the common case: a paragraph for a paragraph
     if usable(english) and translated[0] in USED:
         dropped = ", ".join(d.replace("_", " ") for d in translated[1])
-        yield error(f"Sphinx uses only the first paragraph of this translation and silently "
-                    f"drops the rest ({dropped}): write one paragraph")
+        yield error(
+            f"Sphinx uses only the first paragraph of this translation and silently "
+            f"drops the rest ({dropped}): write one paragraph"
+        )
         return
     # Is it a section title? Sphinx parses those with an underline added.
     title = usable(sphinx_node(msgid, syntax, True, known))
@@ -77,8 +79,10 @@ def check(message):
     if usable(english) and (indented or not title or not usable(as_title) or sentence(msgid)):
         yield error(f"{UNUSED}: {reason(translated[0])}")
     elif usable(english):
-        yield warning(f"Sphinx uses this translation only if it is a title; for a paragraph "
-                      f"it shows the English: {reason(translated[0])}")
+        yield warning(
+            f"Sphinx uses this translation only if it is a title; for a paragraph "
+            f"it shows the English: {reason(translated[0])}"
+        )
     elif not usable(as_title) and (title or syntax == "myst"):
         # A title such as "1. Install": reST reads it back, MyST does not ("2\\. ...").
         yield error(f"{UNUSED}: {reason(as_title[0])}")

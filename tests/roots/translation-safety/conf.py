@@ -10,7 +10,9 @@ from site_extensions.compiled_catalogs import compile_catalogs
 # As the site's conf.py does: no .mo on disk is trusted.
 compile_catalogs(os.path.join(os.path.dirname(__file__), "locale"))
 extensions = [
-    "site_extensions.compiled_catalogs", "myst_parser", "site_extensions.translation_safety",
+    "site_extensions.compiled_catalogs",
+    "myst_parser",
+    "site_extensions.translation_safety",
     "content_security_policy",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
