@@ -30,7 +30,7 @@ from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 from conftest import FIGURE_EXAMPLE, outside_env
 from languages import TRANSLATIONS
 from site_extensions.localized_examples import (
-    PICKLE, _is_current, _made, draw, figure_family, notebook_code,
+    PICKLE, TEXTS, _is_current, _made, draw, figure_family, figure_texts, load_figure, notebook_code,
 )  # fmt: skip
 from translation.tutorial_text import code_tokens, localized_code, texts
 from babel.messages.catalog import Message
@@ -424,6 +424,18 @@ def test_the_english_figures_are_the_ones_the_example_drew(site, example):
     for src in [img["src"] for img in soup.select("article img") if "sphx_glr_" in img["src"]]:
         png = (path.parent / src).resolve()
         assert png.read_bytes() == (GALLERY / "images" / png.name).read_bytes()
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_each_figure_is_kept_once_with_the_texts_it_shows(site, example):
+    """make gettext reads a figure's texts from what the example's run kept beside it."""
+    path, soup = page(site, "en", example)
+    shown = {Path(img["src"]).name for img in soup.select("article img") if "sphx_glr_" in img["src"]}
+    kept = {p.name[: -len(PICKLE)] for p in (GALLERY / "images").glob(f"sphx_glr_{example}_*{PICKLE}")}
+    assert kept == shown  # the run opened no figure it did not show
+    for name in shown:
+        texts = json.loads((GALLERY / "images" / (name + TEXTS)).read_text("utf-8"))
+        assert texts and texts == figure_texts(load_figure(GALLERY / "images" / (name + PICKLE)))
 
 
 @pytest.mark.parametrize("lang", TRANSLATIONS)

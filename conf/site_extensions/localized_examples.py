@@ -45,6 +45,7 @@ from translation.tutorial_text import (
 # -- Figures ---------------------------------------------------------------------------
 
 PICKLE = ".figure.pickle"  # beside each figure's PNG: the figure itself, to draw again
+TEXTS = ".texts.json"  # and its texts (figure_texts), for make gettext, which then draws nothing
 FRAME = "figure-frame"  # the class of the box each figure scrolls in (site.css, accessibility.js)
 
 
@@ -73,13 +74,17 @@ def scrape(block, block_vars, gallery_conf, **kwargs):
     import matplotlib.pyplot as plt
     from sphinx_gallery.scrapers import matplotlib_scraper
 
-    kept = [pickle.dumps(plt.figure(number)) for number in plt.get_fignums()]
+    figures = [plt.figure(number) for number in plt.get_fignums()]
+    kept = [pickle.dumps(figure) for figure in figures]
     paths = block_vars["image_path_iterator"].paths
     before = len(paths)
     rst = matplotlib_scraper(block, block_vars, gallery_conf, **kwargs)
-    for path, figure in zip(paths[before:], kept, strict=False):
+    for path, figure, pickled in zip(paths[before:], figures, kept, strict=False):
         with open(path + PICKLE, "wb") as out:
-            out.write(figure)
+            out.write(pickled)
+        # Its texts as drawn: unpickling it here would open it again in pyplot.
+        with open(path + TEXTS, "w", encoding="utf-8") as out:
+            json.dump(figure_texts(figure), out, ensure_ascii=False)
     if not rst.strip():
         return rst
     return (
@@ -293,7 +298,12 @@ def offer(app, doctree):
     for figure in list(doctree.findall(_figure_nodes)):
         pickled = _pickle_of(app, figure)
         if pickled:
-            words = figure_texts(load_figure(pickled))
+            kept = pickled[: -len(PICKLE)] + TEXTS
+            if os.path.isfile(kept):
+                with open(kept, encoding="utf-8") as file:
+                    words = json.load(file)
+            else:  # a gallery executed before the texts were kept
+                words = figure_texts(load_figure(pickled))
             figure.parent.insert(
                 figure.parent.index(figure) + 1, nodes.container("", *(_message(w, source, 1) for w in words))
             )
