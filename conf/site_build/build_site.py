@@ -300,23 +300,33 @@ def build_local(langs, outputs=()):
     print(said + " ---", flush=True)
     if extract_first and not extract_english():
         return 1
+    # The others reuse the first one's gallery: they start as soon as it is
+    # complete (gallery_reuse.announce_gallery), while the first one still
+    # reads and writes its own pages.
+    ready = stamps / "gallery.ready"
+    ready.unlink(missing_ok=True)
+    overlap = len(todo) > 1 and not extract_first
     with ThreadPoolExecutor(max_workers=len(todo)) as pool:
         checked = pool.submit(refused, [lang for lang, _, _ in todo], CONTENT_CHECKS)
-        results = [build(*todo[0])]
-        if results[0] and translations and not extract_first:
-            results[0] = extract_english(reuse_gallery=True)
-        if results[0]:
+        first_build = pool.submit(build, *todo[0], None, ["-D", f"gallery_ready={ready}"] if overlap else [])
+        if overlap:
+            while not ready.exists() and not first_build.done():
+                time.sleep(0.1)
+        gallery = ready.exists() if overlap else first_build.result()
+        extracted = gallery and (not translations or extract_first or extract_english(reuse_gallery=True))
+        jobs = []
+        if extracted:
             jobs = [pool.submit(build, *job, stamps / f"{job[0]}.log", REUSE_GALLERY)
                     for job in todo[1:]]  # fmt: skip
-            results += [job.result() for job in jobs]
-        else:
+        elif not gallery:
             for lang, _, _ in todo[1:]:  # they keep their last good site
                 print(f"--- {lang} ---\nnot built: the first language's build failed before its"
                       " examples ran", flush=True)  # fmt: skip
+        results = [first_build.result(), extracted, *(job.result() for job in jobs)]
     if checked.result():
         print(f"`make check LANGUAGES=\"{' '.join(checked.result())}\"` lists the problems"
               " that kept them from being published", file=sys.stderr)  # fmt: skip
-    if not all(results) or len(results) < len(todo):
+    if not all(results):
         return 1
     write_root_index(outdir)
     return 0

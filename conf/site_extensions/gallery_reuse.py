@@ -15,6 +15,10 @@ The gallery's folders are this project's config values ``examples_folder``
 and ``gallery_folder`` (conf.py gives them to Sphinx-Gallery), so that the
 other extensions find the gallery when Sphinx-Gallery is told of none.
 
+Once the first build has completed the gallery it says so
+(:func:`announce_gallery`), and the others start while it still writes its
+pages.
+
 It also skips importing matplotlib in a build that will execute no example:
 Sphinx-Gallery imports ``matplotlib.pyplot`` in every build, even when
 nothing runs, which costs about 0.4 s of each translator's rebuild. An
@@ -91,13 +95,27 @@ def check_gallery_is_current(app):
             )
 
 
+def announce_gallery(app):
+    """Say that the gallery is complete: the other languages may start reusing it.
+
+    ``build_site.py`` gives the first language's build a file to create
+    (``-D gallery_ready=PATH``) and starts the others once it exists, while
+    the first one still reads and writes its own pages.
+    """
+    if app.config.gallery_ready:
+        Path(app.config.gallery_ready).write_text("")
+
+
 def setup(app):
     """Register the gallery's folders and ``reuse_gallery``; act on it."""
     app.add_config_value("examples_folder", "../examples", "env", types=[str])
     app.add_config_value("gallery_folder", "auto_examples", "env", types=[str])
     app.add_config_value("reuse_gallery", False, "", types=[bool])
+    app.add_config_value("gallery_ready", "", "", types=[str])
     # Around Sphinx-Gallery's generation (builder-inited, priority 500).
     app.connect("builder-inited", hide_folders, priority=450)
     app.connect("builder-inited", check_gallery_is_current, priority=500)
     app.connect("builder-inited", show_folders, priority=550)
+    # After example_guard.py found every example run (900): nothing writes the gallery now.
+    app.connect("builder-inited", announce_gallery, priority=950)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
