@@ -37,7 +37,13 @@ import tempfile
 
 from docutils import nodes
 
+from languages import by_sphinx_code
+from site_extensions.bilingual import catalog_path, is_translated_build
+from site_extensions.offline_copies import CJK_REGION
+from site_extensions.recordings import _gallery_source, cells_of
+from site_extensions.translation_safety import catalog_entry, refusals_of
 from site_layout import machinery_version
+from translation.checks.parsing import rst_document
 from translation.tutorial_text import (
     code_tokens, localized_code, localized_prose, raw_prefix, same_tokens, texts,
 )  # fmt: skip
@@ -208,8 +214,6 @@ def draw(pickled, translate, family, target, **savefig):
 
 def _example(app, docname):
     """The example a gallery page was made from, or None."""
-    from site_extensions.recordings import _gallery_source
-
     return _gallery_source(app, docname)
 
 
@@ -290,7 +294,6 @@ def offer(app, doctree):
     # Located in the page's generated reST, as its paragraphs are: make update-po
     # names the example it is made from.
     source = doctree["source"]
-    from site_extensions.recordings import cells_of
 
     for code, _ in cells_of(doctree):
         notes = [_message(text, source, 1) for _, text, _ in texts(code.astext())]
@@ -329,9 +332,6 @@ def localize(app, doctree):
     figures are drawn in the build's language; the gallery's thumbnails
     follow the figures.
     """
-    from site_extensions.bilingual import is_translated_build
-    from site_extensions.recordings import cells_of
-    from site_extensions.translation_safety import refusals_of
 
     docname = app.env.current_document.docname
     if not is_translated_build(app.config):
@@ -360,7 +360,6 @@ def localize(app, doctree):
 def _note_refusals(app, docname, refused, found):
     """Add to *found* the translations that would change the code, at their catalog's line."""
     from sphinx.util.i18n import docname_to_domain
-    from site_extensions.translation_safety import catalog_entry
 
     domain = docname_to_domain(docname, app.config.gettext_compact)
     for text in refused:
@@ -372,8 +371,6 @@ def _note_refusals(app, docname, refused, found):
 
 def figure_family(language):
     """The Noto CJK family (a face of the .ttc collection) with *language*'s regional glyphs."""
-    from languages import by_sphinx_code
-    from site_extensions.offline_copies import CJK_REGION
 
     return f"Noto Sans CJK {CJK_REGION.get(by_sphinx_code(language).script, 'SC')}"
 
@@ -435,7 +432,6 @@ _THUMBNAIL = re.compile(r"^(?P<folder>.*)/thumb/sphx_glr_(?P<name>.+)_thumb\.png
 
 def _localize_thumbnails(app, doctree):
     """Point each gallery thumbnail made from a figure at one made from the translated figure."""
-    from site_extensions.bilingual import catalog_path
     from sphinx_gallery.py_source_parser import extract_file_config
     from sphinx_gallery.utils import scale_image
 
@@ -594,8 +590,6 @@ def make_downloads(app, env):
     refusals (translation_safety.report, which runs after this) and fails the
     build. Outside of reading: Sphinx's roles need a document of the build.
     """
-    from site_extensions.bilingual import is_translated_build
-    from site_extensions.translation_safety import refusals_of
 
     app.dp_downloads = {}
     if app.builder.name not in WEB_BUILDERS or not is_translated_build(app.config):
@@ -665,7 +659,6 @@ def _rezip(zip_path, stem, script, notebook):
 
 def _prose_parser():
     """Parse reST prose as the checks do, with the project's roles known."""
-    from translation.checks.parsing import rst_document
 
     roles = frozenset(["ref", "doc", "class", "func", "meth", "mod", "attr", "data", "exc", "obj",
                        "download", "numref", "term", "envvar", "option", "any"])  # fmt: skip
