@@ -35,8 +35,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from languages import select  # noqa: E402
 from site_build.build_site import (  # noqa: E402
-    CONTENT_CHECKS, REUSE_GALLERY, input_digest, readthedocs_recordings, readthedocs_target,
-    refused, sphinx_build, use_recordings,
+    CONTENT_CHECKS, REUSE_GALLERY, add_outputs_option, input_digest, readthedocs_recordings,
+    readthedocs_target, refused, sphinx_build, use_recordings,
 )  # fmt: skip
 from checkout_lock import run_held  # noqa: E402
 from site_extensions.gallery_reuse import outdated_gallery  # noqa: E402
@@ -224,13 +224,7 @@ def main(argv=None):
     parser.add_argument(
         "languages", nargs="*", help="default: every language of the table (readthedocs: the formats)"
     )
-    parser.add_argument(
-        "--outputs",
-        nargs="+",
-        default=[],
-        metavar="FILE_OR_URL",
-        help="recorded example output to use (make outputs)",
-    )
+    add_outputs_option(parser)
     args = parser.parse_args(argv)
     if args.mode == "readthedocs":
         unknown = set(args.languages) - set(BUILDERS)

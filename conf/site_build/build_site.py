@@ -430,18 +430,18 @@ def build_pull_request(output):
     return 0
 
 
+def add_outputs_option(parser):
+    """The ``--outputs`` option of ``make html``, ``pdf`` and ``epub``."""
+    parser.add_argument("--outputs", nargs="+", default=[], metavar="FILE_OR_URL",
+                        help="recorded example output to use (make outputs)")  # fmt: skip
+
+
 def main(argv=None):
     """Parse the command line and build."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=["html", "readthedocs"])
     parser.add_argument("languages", nargs="*", help="default: every language of the table")
-    parser.add_argument(
-        "--outputs",
-        nargs="+",
-        default=[],
-        metavar="FILE_OR_URL",
-        help="recorded example output to use (make outputs)",
-    )
+    add_outputs_option(parser)
     args = parser.parse_args(argv)
     if args.mode == "readthedocs":
         return run_held("build_site.py readthedocs", build_readthedocs)
