@@ -166,7 +166,7 @@ def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=G
                                    project.load)  # fmt: skip
         for po_path in language_catalogs(locale_dir, lang).values():
             if cache:
-                problems += cache.problems(po_path, lang, selected, project)
+                problems += cache.problems(po_path, lang)
             else:
                 problems += check_catalog(po_path, lang, selected, project)
         if "syntax" in selected and (locale_dir / lang).is_dir():
@@ -193,13 +193,13 @@ class Remembered:
     see: their code (conf/ and the pins: site_layout.machinery_version), the
     glossary, the English (the sources, the examples, the extracted
     templates, every catalog's msgids, which give the roles and targets that
-    exist), the checks asked for and the folder paths are shown from. Each catalog's problems are kept in *folder*
-    (``_build/checks/`` for the build) with the digest of both; any other
-    digest checks it again.
+    exist), the checks asked for and the folder paths are shown from. Each
+    catalog's problems are kept in *folder* (``_build/checks/`` for the
+    build) with the digest of both; any other digest checks it again.
     """
 
     def __init__(self, project, selected, glossary, folder):
-        self.project, self.folder = project, Path(folder)
+        self.project, self.selected, self.folder = project, selected, Path(folder)
         world = hashlib.sha256(json.dumps([sorted(selected), os.getcwd(),
                                            str(project.locale_dir.resolve())]).encode())  # fmt: skip
         world.update(machinery_version().encode())  # the checks' code: conf/ and the pins
@@ -219,12 +219,13 @@ class Remembered:
             world.update(json.dumps([str(po_path), ids]).encode())
         self.world = world.hexdigest()
 
-    def problems(self, po_path, lang, selected, project):
-        """The problems of catalog *po_path*: remembered, or found and remembered."""
+    def problems(self, po_path, lang):
+        """The problems of *lang*'s catalog *po_path*: remembered, or found and remembered."""
+        check = lambda: list(check_catalog(po_path, lang, self.selected, self.project))  # noqa: E731
         try:
             digest = hashlib.sha256(self.world.encode() + Path(po_path).read_bytes()).hexdigest()
         except OSError:
-            return list(check_catalog(po_path, lang, selected, project))  # it says why
+            return check()  # it says why
         kept = self.folder / (hashlib.sha256(str(Path(po_path).resolve()).encode()).hexdigest() + ".json")
         try:
             remembered = json.loads(kept.read_text("utf-8"))
@@ -232,7 +233,7 @@ class Remembered:
                 return [Problem(*fields) for fields in remembered["problems"]]
         except (OSError, ValueError, KeyError, TypeError):
             pass  # never checked, or by other code: check it
-        found = list(check_catalog(po_path, lang, selected, project))
+        found = check()
         self.folder.mkdir(parents=True, exist_ok=True)
         partial = kept.with_name(f"{kept.name}.{os.getpid()}")
         partial.write_text(json.dumps({"digest": digest, "problems": [astuple(p) for p in found]}))
