@@ -378,23 +378,20 @@ def figure_family(language):
 def _localized_figure(app, uri, pickled, docname):
     """Draw the figure again in the language of page *docname*, under images/<language>/; return its URI.
 
-    Once per build, and only when its inputs changed (:func:`_inputs_key`):
-    the gallery's thumbnail of an example is made from the figure its page
-    has drawn (the catalog and the pickle cannot change while Sphinx builds).
+    Only when its inputs changed (:func:`_inputs_key`): once per build at
+    most, and the gallery's thumbnail of an example is made from the figure
+    its page has drawn (the catalog and the pickle cannot change while Sphinx
+    builds).
     """
     folder, name = uri.rsplit("/", 1)
     localized = f"{folder}/{app.config.language}/{name}"
-    drawn_here = app.__dict__.setdefault("dp_drawn_figures", set())
     path = os.path.join(app.srcdir, localized.lstrip("/"))
-    if localized not in drawn_here:
-        key = _inputs_key(app, docname, pickled)
-        if not _is_current(app, path, key):
-            drawn = io.BytesIO()
-            draw(pickled, _translator(app, docname), figure_family(app.config.language), drawn,
-                 format="png")  # fmt: skip
-            _write_if_changed(path, _compact_png(drawn))
-            _made(app, path, key)
-        drawn_here.add(localized)
+    key = _inputs_key(app, docname, pickled)
+    if not _is_current(app, path, key):
+        drawn = io.BytesIO()
+        draw(pickled, _translator(app, docname), figure_family(app.config.language), drawn, format="png")
+        _write_if_changed(path, _compact_png(drawn))
+        _made(app, path, key)
     return localized
 
 
