@@ -29,7 +29,7 @@ def machinery_version():
     return digest.hexdigest()[:16]
 
 
-def sources_digest(lang):
+def language_digest(lang):
     """A digest of everything *lang*'s pages are made from: the pins, the glossary, docs/,
     examples/, conf/ and the language's catalogs (not generated files).
 

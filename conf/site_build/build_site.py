@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages
 from languages import LANGUAGES, SOURCE, TRANSLATIONS, browser_tags, from_readthedocs, select  # noqa: E402
 from checkout_lock import run_held  # noqa: E402
 from content_security_policy import meta, policy, script_hash  # noqa: E402
-from site_layout import BUILD, CONF, EXAMPLES, GALLERY, LOCALE, ROOT, sources_digest  # noqa: E402
+from site_layout import BUILD, CONF, EXAMPLES, GALLERY, LOCALE, ROOT, language_digest  # noqa: E402
 
 # Reuse the gallery the first language's build executed (gallery_reuse.py).
 REUSE_GALLERY = ["-D", "reuse_gallery=1"]
@@ -105,7 +105,7 @@ def input_digest(lang, sources=None):
     known: *sources*), Sphinx's options, the recordings."""
     digest = hashlib.sha256(" ".join(SPHINX_OPTS).encode())
     digest.update(" ".join(RECORDINGS).encode())  # named by their checksums (outputs.fetch)
-    digest.update((sources or sources_digest(lang)).encode())
+    digest.update((sources or language_digest(lang)).encode())
     return digest.hexdigest()
 
 
@@ -228,7 +228,7 @@ def build_local(langs, outputs=()):
     stamps = BUILD / "stamps"
     stamps.mkdir(parents=True, exist_ok=True)
     use_recordings(outputs)
-    sources = {lang.sphinx: sources_digest(lang.sphinx) for lang in LANGUAGES}
+    sources = {lang.sphinx: language_digest(lang.sphinx) for lang in LANGUAGES}
     digests = {lang: input_digest(lang, sources[lang]) for lang in sources}
 
     def current(lang):

@@ -7,7 +7,7 @@ examples/ against the base (the working tree, uncommitted and new files
 included) as a word diff; :func:`outputs` takes what a changed tutorial
 printed when it was last executed (the gallery's generated page);
 :func:`stale_languages` says which languages' built pages are older than
-their sources (make html's stamp, site_layout.sources_digest), so that their
+their sources (make html's stamp, site_layout.language_digest), so that their
 links on the review page would show old text.
 """
 
@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from site_layout import BUILD, GALLERY, ROOT, sources_digest
+from site_layout import BUILD, GALLERY, ROOT, language_digest
 from translation.repository import ReviewError, git
 
 FOLDERS = ("docs", "examples")
@@ -103,7 +103,7 @@ def stale_languages(langs, site=BUILD / "html"):
         stamp = BUILD / "stamps" / f"{lang}.sources"
         if not (Path(site) / lang / "index.html").is_file():
             continue  # not built at all: the page says so already
-        if not stamp.is_file() or stamp.read_text() != sources_digest(lang):
+        if not stamp.is_file() or stamp.read_text() != language_digest(lang):
             stale.append(lang)
     return stale
 
