@@ -803,11 +803,12 @@ if __name__ == "__main__" and plt is not None:
     colours = plt.get_cmap("tab10").colors
     for ax, name in zip(axes, ("blocks.0.up.weight", "head.weight")):
         for row, (world_size, run) in enumerate(runs.items()):
-            start = 0
-            for rank, rows in enumerate(shape[name][0] for shape in run["pieces"]):
+            start, pieces = 0, [shape[name][0] for shape in run["pieces"]]
+            for rank, rows in enumerate(pieces):
                 ax.barh(row, rows, left=start, color=colours[rank], edgecolor="white")
                 if rows:
-                    ax.text(start + rows / 2, row, f"rank {rank}" if rows > 9 else str(rank),
+                    wide = rows > 9 and 2 * rows >= sum(pieces)
+                    ax.text(start + rows / 2, row, f"rank {rank}" if wide else str(rank),
                             ha="center", va="center")  # fmt: skip
                 start += rows
         ax.set_yticks(range(len(runs)), [f"{n} processes" for n in runs])
