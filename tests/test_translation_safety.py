@@ -10,6 +10,7 @@ must fail and keep the last good site, and Chromium loads a preview built
 anyway. Last, Chromium loads the real site under its Content-Security-Policy.
 """
 
+import collections
 import hashlib
 import os
 import re
@@ -36,6 +37,7 @@ RST = ("index.po", "A plain paragraph about zebras.")
 MYST = ("page.po", "A plain paragraph about giraffes.")
 RST_LINK = ("index.po", "A paragraph with a `link <https://example.org>`_ and ``code``.")
 MYST_LINK = ("page.po", "A paragraph with a [link](https://example.org).")
+PAGES = {"index.po": "index.rst", "page.po": "page.md"}  # the fixture's pages, by catalog
 FOOTER = 'Made with <a href="https://www.sphinx-doc.org/">Sphinx</a>'
 # id: (catalog, msgid, msgstr, what the refusal says)
 INJECTIONS = {
@@ -173,39 +175,89 @@ def test_faithful_translations_build_and_keep_the_englishs_markup(tmp_path):
     assert '--label: "標籤"' in index.find("style").get_text()
 
 
-@pytest.mark.parametrize("case", INJECTIONS)
-def test_injection_fails_the_build_and_is_shown_as_text(tmp_path, case):
-    catalog, msgid, msgstr, reason = INJECTIONS[case]
-    src = fixture_copy(tmp_path, {catalog: {msgid: msgstr}})
-    result = sphinx(src, tmp_path / "out")  # no -W: refusals fail the build anyway
+def build_injections(folder, cases, *options):
+    """Build each of *cases* {id: (catalog, msgid, msgstr, reason)} in as few builds as can hold them.
+
+    A case in a page's catalog gets a copy of that page, and of its catalog
+    holding the injection, under the case's name: every such case fits in one
+    build. sphinx.po is every page's, so a build holds one case per entry of it.
+    Return {id: (the catalog injected, the output folder, the finished build)}.
+    """
+    builds, shared = {}, collections.Counter()
+    for case, (catalog, msgid, _, _) in cases.items():
+        number = shared[msgid] if catalog == "sphinx.po" else 0
+        shared[msgid] += catalog == "sphinx.po"
+        builds.setdefault(number, []).append(case)
+    built = {}
+    for number, names in builds.items():
+        src = fixture_copy(folder / f"build-{number}")
+        messages = src / "locale" / "zh_TW" / "LC_MESSAGES"
+        catalogs = {}
+        for case in names:
+            catalog, msgid, msgstr, _ = cases[case]
+            if catalog != "sphinx.po":
+                page = PAGES[catalog]
+                shutil.copy(src / page, src / (case + Path(page).suffix))
+                catalog = case + ".po"
+                shutil.copy(messages / cases[case][0], messages / catalog)
+            po = read(messages / catalog)
+            po.get(msgid).string = msgstr
+            write_unwrapped(po, messages / catalog)
+            catalogs[case] = messages / catalog
+        out = folder / f"build-{number}-out"
+        result = sphinx(src, out, *options)  # no -W: refusals fail the build anyway
+        built.update((case, (catalogs[case], out, result)) for case in names)
+    return built
+
+
+@pytest.fixture(scope="module")
+def injected(tmp_path_factory):
+    """Every injection, in two builds (the two cases of one sphinx.po entry need one each)."""
+    return build_injections(tmp_path_factory.mktemp("injections"), INJECTIONS)
+
+
+def assert_refused(po, msgid, reason, result):
+    """The build failed naming *po*'s line of *msgid*'s msgstr with *reason*."""
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
-    po = src / "locale" / "zh_TW" / "LC_MESSAGES" / catalog
     location = f"{po}:{msgstr_line(po, msgid)}: ERROR: translation refused"
-    assert location in output and reason in output, output
+    said = [line for line in output.splitlines() if line.startswith(location)]
+    assert said and reason in said[0], (location, reason, output)
+
+
+@pytest.mark.parametrize("case", INJECTIONS)
+def test_injection_fails_the_build_and_is_shown_as_text(injected, case):
+    po, out, result = injected[case]
+    assert_refused(po, INJECTIONS[case][1], INJECTIONS[case][3], result)
     # What was written is neutralised: nothing runs, nothing is included.
-    assert scripts_in(tmp_path / "out") == []
-    assert published(tmp_path / "out", SECRET) == []
+    assert scripts_in(out) == []
+    assert published(out, SECRET) == []
 
 
-@pytest.mark.parametrize(
-    "msgid, msgstr, reason",
-    [('<hr class="fixture">', '<img src=x onerror="alert(1)">', "raw html"),
-     (".. image:: zebra.svg", ".. image:: secret.txt", "image")],
-)  # fmt: skip
-def test_additional_targets_keep_the_englishs_markup(tmp_path, msgid, msgstr, reason):
+TARGETS = ("-D", "gettext_additional_targets=raw,image")
+ADDITIONAL = {
+    "raw": ("index.po", '<hr class="fixture">', '<img src=x onerror="alert(1)">', "raw html"),
+    "image": ("index.po", ".. image:: zebra.svg", ".. image:: secret.txt", "image"),
+}
+
+
+@pytest.fixture(scope="module")
+def additional(tmp_path_factory):
+    """The fixture, and the injections of ADDITIONAL, built with raw blocks and images translatable."""
+    folder = tmp_path_factory.mktemp("additional")
+    faithful = sphinx(fixture_copy(folder / "faithful"), folder / "faithful-out", *TARGETS)
+    return faithful, build_injections(folder, ADDITIONAL, *TARGETS)
+
+
+@pytest.mark.parametrize("case", ADDITIONAL)
+def test_additional_targets_keep_the_englishs_markup(additional, case):
     """With raw blocks and images translatable, a translation still cannot change them."""
-    src = fixture_copy(tmp_path, {"index.po": {msgid: msgstr}})
-    targets = "gettext_additional_targets=raw,image"
-    faithful = sphinx(fixture_copy(tmp_path / "faithful"), tmp_path / "faithful-out", "-D", targets)
+    faithful, injected = additional
     assert faithful.returncode == 0, faithful.stderr
-    result = sphinx(src, tmp_path / "out", "-D", targets)
-    assert result.returncode != 0
-    line = msgstr_line(src / "locale" / "zh_TW" / "LC_MESSAGES" / "index.po", msgid)
-    assert f"index.po:{line}: ERROR: translation refused" in result.stderr
-    assert reason in result.stderr
-    assert scripts_in(tmp_path / "out") == []
-    assert published(tmp_path / "out", SECRET) == []
+    po, out, result = injected[case]
+    assert_refused(po, ADDITIONAL[case][1], ADDITIONAL[case][3], result)
+    assert scripts_in(out) == []
+    assert published(out, SECRET) == []
 
 
 def test_interface_strings_that_could_leave_their_place_are_refused(tmp_path):
@@ -303,11 +355,9 @@ def test_a_plural_entry_is_refused_and_not_served(tmp_path):
     assert published(tmp_path / "out", "PLURAL-FORM") == []
 
 
-def test_refused_translation_still_fails_an_unchanged_rebuild(tmp_path):
-    catalog, msgid, msgstr, _ = INJECTIONS["rst-javascript-link"]
-    src = fixture_copy(tmp_path, {catalog: {msgid: msgstr}})
-    assert sphinx(src, tmp_path / "out").returncode != 0
-    again = sphinx(src, tmp_path / "out")  # nothing to re-read
+def test_refused_translation_still_fails_an_unchanged_rebuild(injected):
+    po, out, _ = injected["rst-javascript-link"]
+    again = sphinx(po.parents[3], out)  # the injections' build, again: nothing to re-read
     assert again.returncode != 0
     assert "not http(s)" in again.stderr
 
