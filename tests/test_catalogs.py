@@ -169,3 +169,18 @@ def test_the_canonical_form_of_a_canonical_catalog_is_itself():
     for po in CATALOGS:
         ours = po.read_text("utf-8")
         assert text(parse(ours, catalog_language(po)), catalog_language(po)) == ours, po
+
+
+def test_a_process_parses_a_catalog_once_and_each_reader_changes_its_own_copy(tmp_path):
+    from translation.catalogs import _parsed
+
+    po = tmp_path / "zh_TW" / "LC_MESSAGES" / "page.po"
+    po.parent.mkdir(parents=True)
+    po.write_text(f'# {tmp_path}\nmsgid ""\nmsgstr ""\n\nmsgid "Data"\nmsgstr "資料"\n', "utf-8")
+    parses = _parsed.cache_info().misses
+    first, second = read(po), read(po)
+    assert _parsed.cache_info().misses == parses + 1
+    first.get("Data").string = "changed"
+    assert second.get("Data").string == "資料" and read(po).get("Data").string == "資料"
+    po.write_text(po.read_text("utf-8").replace("資料", "數據"), "utf-8")
+    assert read(po).get("Data").string == "數據"  # the file's text is the key, not its name

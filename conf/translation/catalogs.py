@@ -27,8 +27,10 @@ The old English of an obsolete entry (``#~|``), its flags and locations are
 not kept: Babel has no place for them, and no page uses an obsolete entry.
 """
 
+import functools
 import io
 import os
+import pickle
 import re
 import stat
 from pathlib import Path, PurePosixPath
@@ -210,7 +212,18 @@ def read(path, language=None):
 
 
 def parse(text, language=None):
-    """Return the Babel Catalog of a catalog's *text*; raise CatalogError where it is bad."""
+    """Return the Babel Catalog of a catalog's *text*; raise CatalogError where it is bad.
+
+    A process parses each text once (a build reads a catalog for its checks,
+    its .mo, its counts and its banner): the catalog is kept pickled, and each
+    caller gets a copy of its own to change.
+    """
+    return pickle.loads(_parsed(text, language))
+
+
+@functools.lru_cache(maxsize=256)  # this project has 20 catalogs; a preview adds one per save
+def _parsed(text, language):
+    """:func:`parse`'s catalog of *text*, pickled. An error is raised again on each call."""
     text = text.lstrip("\ufeff")
     problems = line_problems(text)
     if problems:
@@ -224,7 +237,7 @@ def parse(text, language=None):
         raise CatalogError(err.lineno + 1, f"cannot read this line ({err})") from None
     for message in [*catalog, *catalog.obsolete.values()]:
         _previous_ids(message)
-    return catalog
+    return pickle.dumps(catalog)
 
 
 def messages(catalog, obsolete=False):
