@@ -16,17 +16,25 @@ BUILD = ROOT / "_build"
 POT_DIR = BUILD / "gettext"  # the extracted English: one .pot per page, sphinx.pot for the interface
 
 
+def files_digest(paths):
+    """The sha256 of the files among *paths* (folders are left out), in the order of their
+    paths: each one's path, from the checkout's root where it is under it, and its bytes."""
+    digest = hashlib.sha256()
+    for path in sorted(map(Path, paths)):
+        if path.is_file():
+            name = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+            digest.update(name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 def machinery_version():
     """A digest of what turns sources into pages: conf/ (code, templates) and the pins.
 
     The site's extensions give it to Sphinx as their ``env_version``: when it
     changes, Sphinx reads and writes every page again.
     """
-    digest = hashlib.sha256()
-    for path in sorted([ROOT / "requirements.txt", *CONF.rglob("*")]):
-        if path.is_file() and "__pycache__" not in path.parts:
-            digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
+    code = [path for path in CONF.rglob("*") if "__pycache__" not in path.parts]
+    return files_digest([ROOT / "requirements.txt", *code])[:16]
 
 
 def language_digest(lang):
@@ -36,12 +44,8 @@ def language_digest(lang):
     ``make html`` keeps it beside each language's site (``_build/stamps/<lang>.sources``):
     the review page compares it to say which built pages predate a change.
     """
-    digest = hashlib.sha256()
     files = [ROOT / "requirements.txt", GLOSSARY]
     for folder in (DOCS, EXAMPLES, CONF, LOCALE / lang):
         files += folder.rglob("*")
-    for path in sorted(files):
-        rel = path.relative_to(ROOT).as_posix()
-        if path.is_file() and not re.search(rf"^docs/{GALLERY_NAME}/|__pycache__/|\.mo$", rel):
-            digest.update(rel.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
+    generated = re.compile(rf"^docs/{GALLERY_NAME}/|__pycache__/|\.mo$")
+    return files_digest(path for path in files if not generated.search(path.relative_to(ROOT).as_posix()))

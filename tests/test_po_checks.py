@@ -169,9 +169,11 @@ def test_errors_lists_what_a_build_must_not_publish():
 
 def test_a_remembered_catalog_is_checked_again_when_it_or_what_it_is_checked_against_changes(
         tmp_path, monkeypatch):  # fmt: skip
-    locale, glossary = tmp_path / "locale", tmp_path / "glossary.csv"
+    locale, glossary, pots = tmp_path / "locale", tmp_path / "glossary.csv", tmp_path / "_build" / "gettext"
     shutil.copytree(FIXTURES / "good", locale)
     shutil.copy(gate.GLOSSARY, glossary)
+    pots.mkdir(parents=True)  # where make gettext puts them
+    (pots / "sphinx.pot").write_text('msgid ""\nmsgstr ""\n\nmsgid "Search"\nmsgstr ""\n', "utf-8")
     checked, check_catalog = [], gate.check_catalog
     monkeypatch.setattr(
         gate, "check_catalog", lambda po, *args: checked.append(Path(po).name) or check_catalog(po, *args)
@@ -179,8 +181,8 @@ def test_a_remembered_catalog_is_checked_again_when_it_or_what_it_is_checked_aga
 
     def run():
         checked.clear()
-        return gate.run_checks(["zh_CN"], {"markup", "terminology"}, locale, glossary_path=glossary,
-                               remember_in=tmp_path / "kept")  # fmt: skip
+        return gate.run_checks(["zh_CN"], {"markup", "terminology"}, locale, pot_dir=pots,
+                               glossary_path=glossary, remember_in=tmp_path / "kept")  # fmt: skip
 
     assert run() == [] and sorted(checked) == ["guide.po", "page.po"]
     assert run() == [] and checked == []  # nothing changed: nothing is parsed
@@ -192,6 +194,8 @@ def test_a_remembered_catalog_is_checked_again_when_it_or_what_it_is_checked_aga
     assert run() == found and checked == []  # remembered with its problems, at their lines
     glossary.write_text(glossary.read_text("utf-8") + "made-up term,造的词,造的詞,\n", "utf-8")
     assert run() == found and sorted(checked) == ["guide.po", "page.po"]
+    (pots / "sphinx.pot").write_text('msgid ""\nmsgstr ""\n\nmsgid "Hide"\nmsgstr ""\n', "utf-8")
+    assert run() == found and sorted(checked) == ["guide.po", "page.po"]  # the extracted English
 
 
 def test_out_of_sync_names_the_english_source_of_a_missing_entry(capsys, pot_dir):

@@ -74,7 +74,7 @@ from translation.checks.common import (  # noqa: E402
 )  # fmt: skip
 from translation.checks.parsing import SYNTAXES  # noqa: E402
 from translation.checks.project import Project  # noqa: E402
-from site_layout import BUILD, LOCALE, machinery_version  # noqa: E402
+from site_layout import BUILD, LOCALE, files_digest, machinery_version  # noqa: E402
 from translation.catalogs import (  # noqa: E402
     catalog_text, language_catalogs, messages, msgstr_line, strange_files,
 )  # fmt: skip
@@ -206,11 +206,10 @@ class Remembered:
         sources = project.sources
         files = [Path(glossary), *(project.pot_dir or POT_DIR).rglob("*.pot")]
         if sources:
-            files += [*sources.rglob("*"), *(sources.parent / "examples").glob("*.py")]
-        for path in sorted(files):
-            if path.suffix in (".py", ".rst", ".md", ".txt", ".csv", ".pot") and path.is_file() \
-                    and "_build" not in path.parts:  # fmt: skip
-                world.update(str(path).encode() + b"\0" + path.read_bytes())
+            english = [*sources.rglob("*"), *(sources.parent / "examples").glob("*.py")]
+            kinds = (".py", ".rst", ".md", ".txt")
+            files += [path for path in english if path.suffix in kinds and "_build" not in path.parts]
+        world.update(files_digest(files).encode())
         for po_path in project.catalogs():
             try:
                 ids = [message.id for message in messages(project.load(po_path))]
