@@ -39,7 +39,7 @@ extensions = [
     "site_extensions.collapsed_sections",  # the code a page runs but does not teach, folded
     "site_extensions.example_guard",
     "site_extensions.gallery_reuse",
-    "site_extensions.reproducible_zips",
+    "site_extensions.reproducible_files",
     "site_extensions.recordings",  # recorded output (make html OUTPUTS=...): verified text only
     "site_extensions.provenance",
     "site_extensions.bilingual",

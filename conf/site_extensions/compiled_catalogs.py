@@ -29,6 +29,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.mofile import write_mo
 from sphinx.util import logging
 
+from site_extensions.reproducible_files import write_if_changed
 from site_layout import GLOSSARY, POT_DIR, ROOT
 from translation.catalogs import CatalogError, catalog_text, messages, msgstr_line, read
 from translation.checks.interface import INTERFACE, extracted
@@ -90,15 +91,6 @@ def _empty():
 
 EMPTY = _empty()  # the .mo of a catalog with no translation
 NEVER_OLDER = 4102444800  # 2100-01-01: the date of a refused catalog's empty .mo
-
-
-def write_if_changed(path, data):
-    """Replace *path* by *data* atomically, unless it holds exactly that."""
-    if path.is_file() and path.read_bytes() == data:
-        return
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    partial.write_bytes(data)
-    partial.replace(path)  # a build reading it now sees the old file or the new, never half
 
 
 def compile_catalogs(locale_dir, pot_dir=None):

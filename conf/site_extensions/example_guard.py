@@ -156,6 +156,6 @@ def setup(app):
         lambda app, config: _config.update(timeout=float(config.example_timeout)),
     )
     # Sphinx-Gallery generates its pages at builder-inited, priority 500, and
-    # reproducible_zips.py rewrites its zips at 850: the gallery is complete.
+    # reproducible_files.py rewrites its zips at 850: the gallery is complete.
     app.connect("builder-inited", check_examples, priority=900)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

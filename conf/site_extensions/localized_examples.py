@@ -41,6 +41,7 @@ from languages import by_sphinx_code
 from site_extensions.bilingual import catalog_path, is_translated_build
 from site_extensions.offline_copies import CJK_REGION
 from site_extensions.recordings import _gallery_source, cells_of
+from site_extensions.reproducible_files import write_if_changed, zipped
 from site_extensions.translation_safety import catalog_entry, refusals_of
 from site_layout import machinery_version
 from translation.checks.parsing import rst_document
@@ -390,7 +391,7 @@ def _localized_figure(app, uri, pickled, docname):
     if not _is_current(app, path, key):
         drawn = io.BytesIO()
         draw(pickled, _translator(app, docname), figure_family(app.config.language), drawn, format="png")
-        _write_if_changed(path, _compact_png(drawn))
+        write_if_changed(path, _compact_png(drawn))
         _made(app, path, key)
     return localized
 
@@ -412,16 +413,6 @@ def _compact_png(png):
         out = io.BytesIO()
         image.save(out, "PNG", optimize=True)
     return out.getvalue()
-
-
-def _write_if_changed(path, data):
-    """Write *data* to *path* unless it holds them already: a rebuild (HTML, then the PDF)
-    leaves the gallery's files as they were."""
-    if os.path.isfile(path) and open(path, "rb").read() == data:
-        return
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "wb") as out:
-        out.write(data)
 
 
 _THUMBNAIL = re.compile(r"^(?P<folder>.*)/thumb/sphx_glr_(?P<name>.+)_thumb\.png$")
@@ -462,7 +453,7 @@ def _localize_thumbnails(app, doctree):
             scaled = os.path.join(scratch, name)
             scale_image(drawn, scaled, *size)
             data = open(scaled, "rb").read()
-        _write_if_changed(thumbnail, data)
+        write_if_changed(thumbnail, data)
         _made(app, thumbnail, key)
 
 
@@ -632,26 +623,13 @@ def write_downloads(app, exception):
         if not os.path.isfile(os.path.join(folder, dest)):
             continue  # a copy without downloads
         script, notebook = made[docname]
-        with open(os.path.join(folder, dest), "w", encoding="utf-8") as out:
-            out.write(script)
+        notebook = json.dumps(notebook, indent=2, ensure_ascii=False)
         stem = os.path.basename(docname)
-        if f"{docname}.ipynb" in downloads:
-            with open(os.path.join(folder, downloads[f"{docname}.ipynb"]), "w", encoding="utf-8") as out:
-                json.dump(notebook, out, indent=2, ensure_ascii=False)
-        if f"{docname}.zip" in downloads:
-            _rezip(os.path.join(folder, downloads[f"{docname}.zip"]), stem, script, notebook)
-
-
-def _rezip(zip_path, stem, script, notebook):
-    """The example's zip of its script and notebook, in the build's language, reproducibly."""
-    import zipfile
-
-    with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in ((f"{stem}.py", script.encode()),
-                           (f"{stem}.ipynb", json.dumps(notebook, indent=2, ensure_ascii=False).encode())):  # fmt: skip
-            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, data)
+        written = {".py": script.encode(), ".ipynb": notebook.encode()}
+        written[".zip"] = zipped([(stem + suffix, data) for suffix, data in written.items()])
+        for suffix, data in written.items():
+            if docname + suffix in downloads:
+                write_if_changed(os.path.join(folder, downloads[docname + suffix]), data)
 
 
 def _prose_parser():
