@@ -37,6 +37,13 @@ CASES = {
     "bad escape": ('msgid "a"\nmsgstr "b \\q"\n', 7, "invalid control sequence"),
     "placeholder changed": ('#, python-format\nmsgid "%(n)s items"\nmsgstr "%(m)s 项"\n', 8,
                             "placeholder"),
+    # What Sphinx's gettext builder writes has no python-format flag: msgfmt -c
+    # compares no placeholders, though Babel guesses the flag for these.
+    "placeholder changed, unmarked": ('msgid "%(n)s items"\nmsgstr "%(m)s 项"\n', None, None),
+    "a percent in prose": ('msgid "2% of %s calls"\nmsgstr "2% 的呼叫"\n', None, None),
+    "placeholder changed, with a context": (
+        '#: a.rst:1\n#, python-format\nmsgctxt "x"\nmsgid "%(n)s items"\nmsgstr "%(m)s 项"\n', 10,
+        "placeholder"),
     "plural without msgstr[0]": ('msgid "a"\nmsgid_plural "as"\nmsgstr "b"\n', 8, "msgstr"),
     "quote inside": ('msgid "a"\nmsgstr "b "c" d"\n', 7, "syntax error"),
 }  # fmt: skip

@@ -4,7 +4,9 @@
 ``msgfmt``. The lines are read strictly, as ``msgfmt`` reads them
 (translation/catalogs.py's ``line_problems``: Babel alone would accept an
 unterminated string); then, as ``msgfmt -c`` does, the placeholders of the
-entries Babel marks ``python-format`` are compared, and a msgid and its
+entries whose file marks them ``#, python-format`` are compared (Babel marks
+every msgid that looks like a format string: "2% of ..." in prose, which no
+one formats, and which Sphinx's catalogs do not mark), and a msgid and its
 msgstr must begin and end alike with a newline. Problems are reported at the
 line ``msgfmt`` would name (the ``msgstr`` line for a mismatch).
 
@@ -39,11 +41,21 @@ def mismatches(catalog, lines):
             for end, where in ((str.startswith, "begin"), (str.endswith, "end")):
                 if end(ids[0], "\n") != end(string, "\n"):
                     yield line, f"'msgid' and 'msgstr' entries do not both {where} with '\\n'"
-        if any(strings):
+        if any(strings) and "python-format" in written_flags(lines, message):
             try:
                 python_format(catalog, message)
             except TranslationError as err:
                 yield line, f"python-format: {err}"
+
+
+def written_flags(lines, message):
+    """The flags the catalog's *lines* give *message* on its ``#,`` lines (not Babel's guesses)."""
+    flags, index = set(), message.lineno - 2  # the line above the msgid
+    while index >= 0 and lines[index].startswith(("#", "msgctxt", '"')):
+        if lines[index].startswith("#,"):
+            flags.update(flag.strip() for flag in lines[index][2:].split(","))
+        index -= 1
+    return flags
 
 
 def committed_compiled(folder):
