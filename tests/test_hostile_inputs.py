@@ -147,6 +147,17 @@ def test_a_translation_far_longer_than_its_english_reaches_no_parser(tmp_path, t
     assert time.monotonic() - start < 10
 
 
+def test_the_length_limit_says_which_limit_a_translation_passed():
+    from translation.words import too_long
+
+    english = "word " * 1600  # a paragraph of 8000 characters
+    assert too_long(english, "中" * 6000) is None
+    said = too_long(english, english)  # as long as its English, and over the limit of any
+    assert said.startswith("it is longer than any one translation may be (8000 characters; at most 6000")
+    said = too_long("A sentence.", "中" * 600)
+    assert said.startswith("it is far longer than its English (600 characters for 11; at most 544)")
+
+
 # -- 12: the link rule and ports ---------------------------------------------------
 
 

@@ -47,10 +47,13 @@ _WORD = re.compile(r"[A-Za-z0-9]+")
 def too_long(english, translation):
     """Why *translation* is too long to be a translation of *english*, or None."""
     limit = min(4 * len(english) + 500, MAX_TRANSLATION)
-    if len(translation) > limit:
-        return (f"it is far longer than its English ({len(translation)} characters for"
-                f" {len(english)}; at most {limit})")  # fmt: skip
-    return None
+    if len(translation) <= limit:
+        return None
+    if limit == MAX_TRANSLATION:  # a long English: its length is not the reason
+        return (f"it is longer than any one translation may be ({len(translation)} characters;"
+                f" at most {limit}, which no parser's stack overflows): split the paragraph")  # fmt: skip
+    return (f"it is far longer than its English ({len(translation)} characters for"
+            f" {len(english)}; at most {limit})")  # fmt: skip
 
 
 def controls(text):
