@@ -43,8 +43,9 @@ _UNBALANCED = {
     "Inline substitution_reference start-string without end-string.": "|",
 }
 _UNKNOWN_ROLE = re.compile(r'Unknown interpreted text role "([^"]+)"')
-# A role written out: ":name:`" (also with full-width colons or quotes).
-_ROLE_MARKER = re.compile(r"[:：](?:[\w.+-]{1,24}[:：])?[\w.+-]{1,24}[:：](?=[`'‘“])")
+# A role written out: ":name:`" (also with full-width colons or quotes). Role names
+# are ASCII: Chinese words between two full-width colons, then code, are not one.
+_ROLE_MARKER = re.compile(r"[:：](?:[a-zA-Z0-9_.+-]{1,24}[:：])?[a-zA-Z0-9_.+-]{1,24}[:：](?=[`'‘“])")
 
 
 def tick(syntax):
