@@ -21,7 +21,7 @@ import unicodedata
 from collections import Counter
 
 from .common import ERROR, error, warning
-from .parsing import PROSE_ROLES, is_xref, parse, written
+from .parsing import PROSE_ROLES, is_xref, parse, spaced, written
 
 _CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 _IDEOGRAPH = re.compile(r"[\u3400-\u9fff]")  # a Chinese word, not full-width punctuation
@@ -288,6 +288,9 @@ def literals(message, english, translated):
             yield warning(f"{mark}{old}{mark} is code {english.literals[old]} times in the "
                           f"English, {uses} here, and plain text elsewhere: mark it as code again",
                           at=old)  # fmt: skip
+        elif not uses and any(r.name == "title-reference" and r.text == old for r in translated.roles):
+            yield error(f"{mark}{old}{mark} has single backquotes here (`{old}`): the page shows "
+                        f"it in italics, not as code; write {mark}{old}{mark}", at=f"`{old}`")  # fmt: skip
         elif not uses and squeeze(old) in squeeze(translated.prose):
             yield warning(f"{mark}{old}{mark} is plain text here: mark it as code again")
         elif not uses:  # none left; a second use said in other words is silent: a choice
@@ -327,6 +330,10 @@ def roles(message, english, translated, shown):
                 yield warning(f"{text}: {how}, else copy it exactly", at=changed[0])
             else:
                 yield error(f"{text}: copy it exactly", at=changed[0])
+        elif spaced(name, target, message.msgstr, syntax):
+            space = spaced(name, target, message.msgstr, syntax)
+            yield error(f"the space in {space!r} makes :{name}: text and its value italics: "
+                        f"write {written(name, target, syntax)}", at=space)  # fmt: skip
         elif target not in squeeze(translated.prose):
             yield warning(f"drops {written(name, target, syntax)}")
     # A role whose name is lost or mistyped leaves its text as `default-role text` (italics).

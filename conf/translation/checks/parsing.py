@@ -155,6 +155,17 @@ def written(name, text, syntax):
     return f":{name}:`{text}`" if syntax == "rst" else f"{{{name}}}`{text}`"
 
 
+def spaced(name, text, msgstr, syntax):
+    """The role *name* of *msgstr* written with a space before its `*text*`, or None.
+
+    The space makes the role's name text, and its backquoted text a default-role
+    title, in italics (``:file: `a.txt```).
+    """
+    marker = rf"[:：]{re.escape(name)}[:：]" if syntax == "rst" else rf"\{{{re.escape(name)}\}}"
+    found = re.search(marker + r"\s+`" + re.escape(text) + "`", msgstr)
+    return found[0] if found else None
+
+
 def make_role(name, text):
     """Return the Role for ``:name:`text```: its target, as Sphinx would resolve it."""
     name = name.lower()

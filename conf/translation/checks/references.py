@@ -24,7 +24,7 @@ from collections import Counter
 
 from .common import error, split_url, warning
 from .markup import pairs, squeeze
-from .parsing import EXPLICIT_TITLE, is_xref, lookup, parse, written
+from .parsing import EXPLICIT_TITLE, is_xref, lookup, parse, spaced, written
 
 # A language in a URL: zh.wikipedia.org, /zh-cn/, _ZH-CN.pdf.
 _LANGUAGE = re.compile(
@@ -123,11 +123,11 @@ def xrefs(message, english, translated):
             yield error(f"drops {role_text(role, message.syntax)}: {INCONSISTENT}")
         elif not re.search(marker + r"[`'‘“]" + re.escape(role.text), message.msgstr):
             # (else the role is written out but shown raw: markup says why)
-            spaced = re.search(marker + r"\s+`" + re.escape(role.text), message.msgstr)
-            why = (f"the space after :{role.name}: makes it text" if spaced else
+            space = spaced(role.name, role.text, message.msgstr, message.syntax)
+            why = (f"the space after :{role.name}: makes it text" if space else
                    "its words are plain text or italics here, no link")  # fmt: skip
             yield error(f"drops {role_text(role, message.syntax)} ({why}): {INCONSISTENT}",
-                        at=spaced[0][:12] if spaced else role.text)  # fmt: skip
+                        at=space[:12] if space else role.text)  # fmt: skip
 
 
 def localized(old, new):
