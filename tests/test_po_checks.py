@@ -311,6 +311,9 @@ ROLE_CASES = [
     ("exc", "ext.Err", "class"), ("class", "ext.Thing", "obj"), ("class", "ext.Thing", "exc"),
     ("func", "ext.f", "obj"), ("func", "ext.f", "meth"), ("meth", "ext.Box.run", "func"),
     ("attr", "ext.Box.size", "meth"), ("data", "ext.C", "const"), ("data", "ext.C", "attr"),
+    # :const: names no object type: only a full name defined here resolves, whatever the role.
+    ("const", "main.LIMIT", "attr"), ("const", "main.LIMIT", "data"), ("const", "main.LIMIT", "mod"),
+    ("const", "main.LIMIT", "ref"),
 ]  # fmt: skip
 NUMBERED = [("Open the file.", "1. 打开文件。"), ("Close the file.", "(a) 关闭文件。")]
 
@@ -355,12 +358,14 @@ def test_role_changes_and_numbered_starts_are_judged_as_sphinx_builds_them(tmp_p
         paragraphs.append(msgid)
         catalog.add(msgid, msgstr)
     write(catalog, po / "index.po")
-    (main / "index.rst").write_text("Main\n====\n\n" + "\n\n".join(paragraphs) + "\n")
+    (main / "index.rst").write_text(
+        "Main\n====\n\n" + "\n\n".join(paragraphs) + "\n\n.. py:data:: main.LIMIT\n"
+    )
     html = build(main, "-D", "language=zh_CN")
     shown = re.findall(r"<p>(.*?)</p>", html, re.S)
     for number, (old, target, new) in enumerate(ROLE_CASES):
         [paragraph] = [p for p in shown if f"例{number}：" in p]
-        linked = "https://ext.example/" in paragraph
+        linked = "https://ext.example/" in paragraph or 'href="#main.LIMIT"' in paragraph
         finding = references.role_change(old, new, target)
         assert linked == (finding is None or finding.severity == "warning"), (old, new, finding)
     for msgid, msgstr in NUMBERED:

@@ -61,7 +61,10 @@ def role_change(old, new, target):
     own role is used, and Sphinx copies the English's module and class context
     only to a reference with the same role and target (sphinx/transforms/i18n.py).
     So a role that finds all the English's object types, shown alike (the "()"
-    of ``:func:``), resolves the same: ``:exc:`` → ``:class:``. One that finds
+    of ``:func:``), resolves the same: ``:exc:`` → ``:class:``. So does any
+    role of the domain in place of one that names no object type (``:const:``),
+    if the target is a full name: the English's link can only be to that name,
+    defined in the project, which every role finds exactly (even ``:mod:``). One that finds
     some of them, or shows them otherwise, is a warning; one that finds none of
     them, or looks in another domain (``:ref:`` → ``:doc:``), is an error.
     """
@@ -69,6 +72,12 @@ def role_change(old, new, target):
     if before is None or after is None or before == after:
         return None  # an unknown role is markup's; :py:func: is :func:
     change = f"changes :{old}:`{target}` to :{new}:`{target}`"
+    exact = before[1] is None and "." in target and not target.startswith(".")
+    if exact and before[0] == after[0]:
+        if before[2] == after[2]:  # a full name any role of the domain finds, as :const: does
+            return None
+        return warning(f"{change}: :{new}: shows it {'with' if after[2] else 'without'} (); "
+                       f"keep :{old}: unless that is meant", at=f":{new}:")  # fmt: skip
     if before[0] != after[0] or not before[1] or not after[1] or not before[1] & after[1]:
 
         def kinds(found):
