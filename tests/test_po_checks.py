@@ -25,7 +25,7 @@ from babel.messages.pofile import write_po
 from conftest import copy_project
 from languages import LANGUAGES
 from translation import catalog_report, run_checks as gate, seed_zh_tw
-from translation.checks import references, script_mix, terminology, unused
+from translation.checks import markup, references, script_mix, terminology, unused
 from translation.checks.common import Message
 from translation.checks.parsing import parse, python_code
 from translation.checks.project import Project
@@ -782,3 +782,14 @@ def test_the_build_refuses_a_translation_for_its_errors_not_its_warnings(tmp_pat
     assert langs == "['zh_TW']"
     assert re.search(r"plot_01_dataparallel\.po:\d+: \[markup\] unbalanced ``", said), said
     assert "warning" not in said
+
+
+def test_a_role_glued_to_a_word_is_called_glued_where_its_other_use_is_spaced():
+    """The diagnosis looks at every use of the role, not only at the first one."""
+    from translation.checks.parsing import builtin_roles
+
+    project = type("Sphinx", (), {"roles": builtin_roles()})  # the roles of docutils and Sphinx
+    english = "Call :meth:`open` first, then :meth:`read`."
+    message = Message(english, "先调用 :meth:`open`，再调用方法:meth:`read`。", "zh_CN", "rst", project)
+    [finding] = [f for f in markup.check(message) if f.severity == "error"]
+    assert "glued to the text before it" in finding.message, finding

@@ -85,14 +85,15 @@ def shown_roles(text, markup):
 def shown_role(marker, text, known):
     """Return why role *marker* (":name:", "：name：") of *text* is shown as text, and the fix."""
     name = re.sub("[:：]", ":", marker).strip(":").lower()
-    before = text[: text.find(marker)][-1:]
     if "：" in marker:
         return f"role {marker} written with a full-width colon: write :{name}:"
     if name not in known:
         return f"unknown role {marker} (a typo or a translated role name?)"
-    if not before or before.isspace() or unicodedata.category(before)[0] == "P":
-        return f"role {marker} inside other inline markup (*…*, `…`): markup cannot nest"
-    return f"role {marker} is glued to the text before it: {GLUE}"
+    # Of the role's uses (the English's own among them), one glued to a word is shown raw.
+    befores = [text[found.start() - 1 : found.start()] for found in re.finditer(re.escape(marker), text)]
+    if any(b and not b.isspace() and unicodedata.category(b)[0] != "P" for b in befores):
+        return f"role {marker} is glued to the text before it: {GLUE}"
+    return f"role {marker} inside other inline markup (*…*, `…`): markup cannot nest"
 
 
 # Exactly two backquotes: part of neither a single-backquote role nor a longer run.
