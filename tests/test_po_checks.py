@@ -793,3 +793,43 @@ def test_a_role_glued_to_a_word_is_called_glued_where_its_other_use_is_spaced():
     message = Message(english, "先调用 :meth:`open`，再调用方法:meth:`read`。", "zh_CN", "rst", project)
     [finding] = [f for f in markup.check(message) if f.severity == "error"]
     assert "glued to the text before it" in finding.message, finding
+
+
+def test_renamed_link_names_are_judged_as_sphinx_builds_them(tmp_path):
+    """One renamed `name`_ with #noqa links right, silently; without, Sphinx warns; two
+    renamed in one translation, #noqa or not, may each take the other's target."""
+    src = tmp_path / "src"
+    po = src / "locale" / "zh_TW" / "LC_MESSAGES"
+    po.mkdir(parents=True)
+    (src / "conf.py").write_text("locale_dirs = ['locale']\nlanguage = 'zh_TW'\n")
+    pairs = [(f"Alpha{n}", f"Beta{n}") for n in range(8)]
+    cases = {  # English: (translation, what the check must say)
+        "One see `Alpha0`_ here.": ("一見 `甲`_。 #noqa", None),
+        "Two see `Alpha0`_ here.": ("二見 `甲`_。", "inconsistent references"),
+        **{f"Pair see `{a}`_ and `{b}`_.": (f"對見 `甲{a}`_ 和 `乙{b}`_。 #noqa", "another's target")
+           for a, b in pairs},
+    }  # fmt: skip
+    sections = "".join(f"\n{name}\n{'-' * len(name)}\n\nText.\n" for pair in pairs for name in pair)
+    (src / "index.rst").write_text("Links\n=====\n\n" + "\n\n".join(cases) + "\n" + sections)
+    catalog = Catalog(locale="zh_TW")
+    for msgid, (msgstr, _) in cases.items():
+        catalog.add(msgid, msgstr)
+    write(catalog, po / "index.po")
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    built = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", str(src), str(src / "_build")],
+                           capture_output=True, text=True, env=env, check=True)  # fmt: skip
+    warned = re.findall(r"inconsistent references .*original: \['`(\w+)`_'", built.stderr)
+    assert warned == ["Alpha0"], built.stderr  # the second paragraph's, alone
+    html = (src / "_build" / "index.html").read_text("utf-8")
+    links = {p[:1]: re.findall(r'href="#(\w+)"[^>]*>([^<]+)<', p) for p in re.findall(r"<p>(.*?)</p>", html)}
+    assert links["一"] == [("alpha0", "甲")]
+    swapped = [p for p in re.findall(r"<p>對見(.*?)</p>", html)
+               if re.search(r'href="#beta\d"[^>]*>甲', p)]  # fmt: skip
+    assert swapped, "no pair swapped: the case needs other names"
+    project = type("Sphinx", (), {"roles": frozenset(), "resolves": lambda *args: None})
+    for msgid, (msgstr, said) in cases.items():
+        found = [f for f in references.check(Message(msgid, msgstr, "zh_TW", "rst", project))]
+        if said is None:
+            assert found == [], (msgid, found)
+        else:
+            assert [f.severity for f in found] == ["error"] and said in found[0].message, (msgid, found)

@@ -5,6 +5,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from sphinx.transforms.i18n import parse_noqa
+
 from site_layout import GLOSSARY  # noqa: F401  (the runner reads it from here)
 
 ERROR, WARNING = "error", "warning"
@@ -54,6 +56,12 @@ class Message:
     syntax: str  # how Sphinx parses it: "rst", "myst" or "text"
     project: object  # project.Project: the roles and targets that exist
     catalog: Path = None  # the catalog it is in
+
+    @property
+    def noqa(self):
+        """Whether the translation ends with ``#noqa``: Sphinx then leaves its references
+        unchecked (sphinx/transforms/i18n.py), and shows it without those words."""
+        return parse_noqa(self.msgstr)[1]
 
 
 def split_url(url):
