@@ -1,6 +1,8 @@
-"""Where the project's parts are: the one place that knows the checkout's layout."""
+"""Where the project's parts are: the one place that knows the checkout's layout, and how
+its files are hashed (:func:`files_digest`) and written (:func:`write_if_changed`)."""
 
 import hashlib
+import os
 import re
 from pathlib import Path
 
@@ -25,6 +27,21 @@ def files_digest(paths):
             name = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
             digest.update(name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
+
+
+def write_if_changed(path, data):
+    """Replace *path* by the bytes *data* atomically, unless it holds exactly those; make its folder.
+
+    A rebuild (HTML, then the PDF) leaves the files it would not change as
+    they were, and a process reading one meanwhile sees the old file or the new.
+    """
+    path = Path(path)
+    if path.is_file() and path.read_bytes() == data:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    partial.write_bytes(data)
+    partial.replace(path)
 
 
 def machinery_version():

@@ -49,7 +49,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
-from site_layout import BUILD, CONF, ROOT  # noqa: E402
+from site_layout import BUILD, CONF, ROOT, write_if_changed  # noqa: E402
 
 WATCHED = ("docs", "examples", "locale", "conf")
 NOT_WATCHED = ("docs/auto_examples/",)
@@ -417,10 +417,8 @@ def build_the_others(lang):
 
 def write_status(status_file, build_number, ok, seconds, why=""):
     """Record the last build for the pages' reload script and banner (atomically)."""
-    partial = status_file.with_suffix(".tmp")
-    partial.write_text(json.dumps({"build": build_number, "ok": ok, "seconds": seconds,
-                                   "why": why}))  # fmt: skip
-    partial.replace(status_file)
+    status = {"build": build_number, "ok": ok, "seconds": seconds, "why": why}
+    write_if_changed(status_file, json.dumps(status).encode())
 
 
 def main(argv=None):

@@ -47,7 +47,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from checkout_lock import outside_env  # noqa: E402
 from site_build.project_copy import copy_project  # noqa: E402
-from site_layout import BUILD, ROOT  # noqa: E402
+from site_layout import BUILD, ROOT, write_if_changed  # noqa: E402
 from site_extensions.recordings import FORMAT, MAX_FILE, code_digest, sign  # noqa: E402
 
 
@@ -122,18 +122,10 @@ def record(out, key=None, shard=None):
                 "executed": json.loads(facts_file.read_text("utf-8")),
             }
     text = sign(recording, key) if key else json.dumps(recording, indent=1, ensure_ascii=False)
-    write_atomically(out, text)
+    write_if_changed(out, text.encode("utf-8"))
     seconds = time.monotonic() - start
     print(f"wrote {out} ({out.stat().st_size // 1024} KiB) in {seconds:.0f} s", flush=True)
     return 0
-
-
-def write_atomically(out, text):
-    """Write *text* to *out* whole or not at all."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    partial.write_text(text, "utf-8")
-    partial.replace(out)
 
 
 def sign_file(path, key):
@@ -146,7 +138,7 @@ def sign_file(path, key):
         raise ValueError(f"{path}: not a recording ({err})") from None
     if not isinstance(recording, dict) or recording.get("format") != FORMAT or "signature" in recording:
         raise ValueError(f"{path}: not an unsigned recording of format {FORMAT}")
-    write_atomically(Path(path), sign(recording, key))
+    write_if_changed(path, sign(recording, key).encode("utf-8"))
     print(f"signed {path}", flush=True)
     return 0
 
@@ -215,12 +207,8 @@ def fetch(source, cache, deadline=DEADLINE):
         raise OutputsError(f"{source}: cannot read the recording ({reason})") from err
     if len(data) > MAX_FILE:
         raise OutputsError(f"{source}: larger than {MAX_FILE // 2**20} MiB; not used")
-    cache.mkdir(parents=True, exist_ok=True)
     target = cache / f"{hashlib.sha256(data).hexdigest()[:32]}.json"
-    if not target.is_file():
-        partial = target.with_suffix(f".{os.getpid()}.partial")
-        partial.write_bytes(data)
-        partial.replace(target)
+    write_if_changed(target, data)  # named by its digest: written once
     return target
 
 

@@ -29,8 +29,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.mofile import write_mo
 from sphinx.util import logging
 
-from site_extensions.reproducible_files import write_if_changed
-from site_layout import GLOSSARY, POT_DIR, ROOT
+from site_layout import GLOSSARY, POT_DIR, ROOT, write_if_changed
 from translation.catalogs import CatalogError, catalog_text, messages, msgstr_line, read
 from translation.checks.interface import INTERFACE, extracted
 from translation.checks.terminology import load_glossary

@@ -41,9 +41,9 @@ from languages import by_sphinx_code
 from site_extensions.bilingual import catalog_path, is_translated_build
 from site_extensions.offline_copies import CJK_REGION
 from site_extensions.recordings import _gallery_source, cells_of
-from site_extensions.reproducible_files import write_if_changed, zipped
+from site_extensions.reproducible_files import zipped
 from site_extensions.translation_safety import catalog_entry, refusals_of
-from site_layout import machinery_version
+from site_layout import machinery_version, write_if_changed
 from translation.checks.parsing import rst_document
 from translation.tutorial_text import (
     code_tokens, localized_code, localized_prose, raw_prefix, same_tokens, texts,
@@ -260,9 +260,7 @@ def _is_current(app, path, key):
 
 def _made(app, path, key):
     """Note that *path* was made from *key*."""
-    os.makedirs(os.path.dirname(_kept(app, path)), exist_ok=True)
-    with open(_kept(app, path), "w", encoding="utf-8") as file:
-        file.write(_stamp(path, key))
+    write_if_changed(_kept(app, path), _stamp(path, key).encode())
 
 
 def _translator(app, docname):
@@ -333,7 +331,6 @@ def localize(app, doctree):
     figures are drawn in the build's language; the gallery's thumbnails
     follow the figures.
     """
-
     docname = app.env.current_document.docname
     if not is_translated_build(app.config):
         return
@@ -372,7 +369,6 @@ def _note_refusals(app, docname, refused, found):
 
 def figure_family(language):
     """The Noto CJK family (a face of the .ttc collection) with *language*'s regional glyphs."""
-
     return f"Noto Sans CJK {CJK_REGION.get(by_sphinx_code(language).script, 'SC')}"
 
 
@@ -578,7 +574,6 @@ def make_downloads(app, env):
     refusals (translation_safety.report, which runs after this) and fails the
     build. Outside of reading: Sphinx's roles need a document of the build.
     """
-
     app.dp_downloads = {}
     if app.builder.name not in WEB_BUILDERS or not is_translated_build(app.config):
         return []
@@ -602,9 +597,7 @@ def _remembered_downloads(app, docname, example, parse):
         with open(kept, encoding="utf-8") as file:
             return json.load(file)
     made = localized_downloads(example, _translator(app, docname), parse, app.config.sphinx_gallery_conf)
-    os.makedirs(os.path.dirname(kept), exist_ok=True)
-    with open(kept, "w", encoding="utf-8") as file:
-        json.dump(made, file)
+    write_if_changed(kept, json.dumps(made).encode())
     _made(app, kept, key)
     return made
 
@@ -634,7 +627,6 @@ def write_downloads(app, exception):
 
 def _prose_parser():
     """Parse reST prose as the checks do, with the project's roles known."""
-
     roles = frozenset(["ref", "doc", "class", "func", "meth", "mod", "attr", "data", "exc", "obj",
                        "download", "numref", "term", "envvar", "option", "any"])  # fmt: skip
     return lambda text: rst_document(text, roles)

@@ -1,34 +1,19 @@
-"""Files the build writes the same way every time: whole, only when they change, zips undated.
+"""Zips the build writes the same way every time: every entry dated alike.
 
 Sphinx-Gallery zips each example's .py and .ipynb with their file times, the
 only thing that made two otherwise identical builds differ byte for byte:
 :func:`normalise_zips` rewrites them, and localized_examples.py writes the
-translated downloads' zips, with :func:`zipped`'s date. The .mo files, the
-translated figures and thumbnails are written with :func:`write_if_changed`.
+translated downloads' zips, with :func:`zipped`'s date. Both are written
+with site_layout.write_if_changed.
 """
 
 import io
 import os
 import time
 import zipfile
-from pathlib import Path
 
 from site_extensions.gallery_reuse import gallery_dirs
-
-
-def write_if_changed(path, data):
-    """Replace *path* by *data* atomically, unless it holds exactly that; make its folder.
-
-    A rebuild (HTML, then the PDF) leaves the files it would not change as
-    they were, and a build reading one meanwhile sees the old file or the new.
-    """
-    path = Path(path)
-    if path.is_file() and path.read_bytes() == data:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    partial.write_bytes(data)
-    partial.replace(path)
+from site_layout import write_if_changed
 
 
 def zipped(entries):

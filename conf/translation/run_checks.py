@@ -74,7 +74,7 @@ from translation.checks.common import (  # noqa: E402
 )  # fmt: skip
 from translation.checks.parsing import SYNTAXES  # noqa: E402
 from translation.checks.project import Project  # noqa: E402
-from site_layout import BUILD, LOCALE, files_digest, machinery_version  # noqa: E402
+from site_layout import BUILD, LOCALE, files_digest, machinery_version, write_if_changed  # noqa: E402
 from translation.catalogs import (  # noqa: E402
     catalog_text, language_catalogs, messages, msgstr_line, strange_files,
 )  # fmt: skip
@@ -233,10 +233,9 @@ class Remembered:
         except (OSError, ValueError, KeyError, TypeError):
             pass  # never checked, or by other code: check it
         found = check()
-        self.folder.mkdir(parents=True, exist_ok=True)
-        partial = kept.with_name(f"{kept.name}.{os.getpid()}")
-        partial.write_text(json.dumps({"digest": digest, "problems": [astuple(p) for p in found]}))
-        partial.replace(kept)
+        write_if_changed(
+            kept, json.dumps({"digest": digest, "problems": [astuple(p) for p in found]}).encode()
+        )
         return found
 
 
