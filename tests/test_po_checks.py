@@ -27,7 +27,7 @@ from languages import LANGUAGES
 from translation import catalog_report, run_checks as gate, seed_zh_tw
 from translation.checks import markup, references, script_mix, terminology, unused
 from translation.checks.common import Message
-from translation.checks.parsing import parse, python_code
+from translation.checks.parsing import builtin_roles, parse, python_code
 from translation.checks.project import Project
 from translation.catalogs import Catalog, is_translated, messages, read, write
 
@@ -285,6 +285,16 @@ class _Glossary:
 
     roles = frozenset()
     glossary = terminology.load_glossary(str(ROOT / "locale" / "glossary.csv"))
+
+
+class _Sphinx:
+    """A stand-in for a Project that knows the roles of docutils and Sphinx, and no targets."""
+
+    roles = builtin_roles()
+
+    @staticmethod
+    def resolves(*args):
+        return None  # nobody can tell here
 
 
 @pytest.mark.parametrize(("english", "translation", "problem"), [
@@ -786,11 +796,8 @@ def test_the_build_refuses_a_translation_for_its_errors_not_its_warnings(tmp_pat
 
 def test_a_role_glued_to_a_word_is_called_glued_where_its_other_use_is_spaced():
     """The diagnosis looks at every use of the role, not only at the first one."""
-    from translation.checks.parsing import builtin_roles
-
-    project = type("Sphinx", (), {"roles": builtin_roles()})  # the roles of docutils and Sphinx
     english = "Call :meth:`open` first, then :meth:`read`."
-    message = Message(english, "先调用 :meth:`open`，再调用方法:meth:`read`。", "zh_CN", "rst", project)
+    message = Message(english, "先调用 :meth:`open`，再调用方法:meth:`read`。", "zh_CN", "rst", _Sphinx)
     [finding] = [f for f in markup.check(message) if f.severity == "error"]
     assert "glued to the text before it" in finding.message, finding
 
@@ -826,9 +833,8 @@ def test_renamed_link_names_are_judged_as_sphinx_builds_them(tmp_path):
     swapped = [p for p in re.findall(r"<p>對見(.*?)</p>", html)
                if re.search(r'href="#beta\d"[^>]*>甲', p)]  # fmt: skip
     assert swapped, "no pair swapped: the case needs other names"
-    project = type("Sphinx", (), {"roles": frozenset(), "resolves": lambda *args: None})
     for msgid, (msgstr, said) in cases.items():
-        found = [f for f in references.check(Message(msgid, msgstr, "zh_TW", "rst", project))]
+        found = list(references.check(Message(msgid, msgstr, "zh_TW", "rst", _Sphinx)))
         if said is None:
             assert found == [], (msgid, found)
         else:

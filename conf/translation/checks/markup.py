@@ -331,8 +331,7 @@ def roles(message, english, translated, shown):
                 yield warning(f"{text}: {how}, else copy it exactly", at=changed[0])
             else:
                 yield error(f"{text}: copy it exactly", at=changed[0])
-        elif spaced(name, target, message.msgstr, syntax):
-            space = spaced(name, target, message.msgstr, syntax)
+        elif space := spaced(name, target, message.msgstr, syntax):
             yield error(f"the space in {space!r} makes :{name}: text and its value italics: "
                         f"write {written(name, target, syntax)}", at=space)  # fmt: skip
         elif target not in squeeze(translated.prose):

@@ -64,9 +64,10 @@ def role_change(old, new, target):
     of ``:func:``), resolves the same: ``:exc:`` → ``:class:``. So does any
     role of the domain in place of one that names no object type (``:const:``),
     if the target is a full name: the English's link can only be to that name,
-    defined in the project, which every role finds exactly (even ``:mod:``). One that finds
-    some of them, or shows them otherwise, is a warning; one that finds none of
-    them, or looks in another domain (``:ref:`` → ``:doc:``), is an error.
+    defined in the project, which every role finds exactly (even ``:mod:``).
+    One that finds some of them, or shows them otherwise, is a warning; one
+    that finds none of them, or looks in another domain (``:ref:`` →
+    ``:doc:``), is an error.
     """
     before, after = lookup(old), lookup(new)
     if before is None or after is None or before == after:
