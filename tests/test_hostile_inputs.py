@@ -147,6 +147,30 @@ def test_a_translation_far_longer_than_its_english_reaches_no_parser(tmp_path, t
     assert time.monotonic() - start < 10
 
 
+@pytest.mark.parametrize(
+    "directive",
+    [
+        ".. include:: {}",
+        ".. raw:: html\n   :file: {}",
+        ".. csv-table::\n   :file: {}",
+        ".. include:: /dev/zero",
+    ],
+)
+def test_a_translations_directive_reads_no_file_in_the_checks(tmp_path, directive):
+    """make check parses a translation's directives: they may name a file, never read it."""
+    secret = tmp_path / "secret.txt"  # what a file's words would make the checks say
+    secret.write_text(":leakedrole:`API_TOKEN` `s3cr3t`_ <leakedtag>\n", "utf-8")
+    folder = tmp_path / "locale" / "zh_TW" / "LC_MESSAGES"
+    folder.mkdir(parents=True)
+    catalog = Catalog(locale="zh_TW")
+    catalog.add("A sentence.", "一句話。\n\n" + directive.format(secret), [("docs/index.rst", 1)])
+    write(catalog, folder / "index.po")
+    problems = run_checks(["zh_TW"], {"safety", "markup", "references", "unused"}, tmp_path / "locale")
+    said = " ".join(p.message for p in problems)
+    assert "adds a directive" in said
+    assert "leaked" not in said and "API_TOKEN" not in said and "s3cr3t" not in said
+
+
 def test_the_length_limit_says_which_limit_a_translation_passed():
     from translation.words import too_long
 

@@ -196,6 +196,9 @@ def _record_role(name, rawtext, text, lineno, inliner, options=None, content=Non
 def _rst_settings():
     settings = get_default_settings(Parser)
     settings.report_level = settings.halt_level = 5  # collect, never print or stop
+    # A message is a translator's text: its include, raw, csv-table... read no file and no
+    # URL (a file's words would reach the checks' messages; /dev/zero would never end).
+    settings.file_insertion_enabled = False
     return settings
 
 
