@@ -163,7 +163,7 @@ def test_errors_lists_what_a_build_must_not_publish():
     bad = FIXTURES / "bad"
     found = gate.errors(["zh_CN"], bad / "unused")
     assert found and {p.severity for p in found} == {"error"}
-    assert {p.check for p in found} == {"unused"}
+    assert {p.check for p in found} == {"unused", "safety"}
     assert gate.errors(["zh_CN", "zh_TW"], FIXTURES / "false-alarms") == []
 
 

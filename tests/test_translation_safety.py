@@ -25,6 +25,7 @@ from conftest import outside_env
 from conftest import SCRIPTED
 from babel.messages.pofile import write_po
 from translation.catalogs import messages, read  # conf/ is on sys.path (conftest)
+from translation.run_checks import ENTRY_CHECKS, run_checks
 
 TESTS = Path(__file__).resolve().parent
 FIXTURE = TESTS / "roots" / "translation-safety"
@@ -215,6 +216,27 @@ def build_injections(folder, cases, *options):
 def injected(tmp_path_factory):
     """Every injection, in two builds (the two cases of one sphinx.po entry need one each)."""
     return build_injections(tmp_path_factory.mktemp("injections"), INJECTIONS)
+
+
+@pytest.fixture(scope="module")
+def make_check_errors(injected):
+    """make check's errors on every injected catalog: {catalog: {line}}."""
+    found = collections.defaultdict(set)
+    for locale in {po.parents[2] for po, _, _ in injected.values()}:
+        for problem in run_checks(["zh_TW"], {"syntax", *ENTRY_CHECKS}, locale, sources=locale.parent):
+            if problem.severity == "error":
+                found[Path(problem.path).resolve()].add(problem.line)
+    return found
+
+
+@pytest.mark.parametrize("case", INJECTIONS)
+def test_make_check_refuses_every_entry_the_build_refuses(injected, make_check_errors, case):
+    """One judge (translation/only_words.py): the gate says no before the build does."""
+    po, msgid = injected[case][0], INJECTIONS[case][1]
+    lines = Path(po).read_text("utf-8").split("\n")
+    first = msgstr_line(po, msgid)
+    last = next(n for n in range(first, len(lines) + 1) if not lines[n - 1].strip())
+    assert make_check_errors[Path(po).resolve()] & set(range(first, last)), case
 
 
 def assert_refused(po, msgid, reason, result):

@@ -13,10 +13,10 @@ and every pull request is built. In a translated build:
   directive) becomes a paragraph of its own text, marked refused.
 * :class:`RefuseAdditions`, just after Locale, refuses a translation that
   holds any of the above where its English does not, that links a host or a
-  scheme its English does not link (translation/links.py: the rule
-  ``make check`` applies too), that spans lines (what follows a line break
-  can be a directive or an HTML block), that was marked refused, or that
-  Locale could not use. The node shows the catalog entry as
+  scheme its English does not link, that spans lines (what follows a line
+  break can be a directive or an HTML block), that was marked refused, or
+  that Locale could not use: translation/only_words.py judges, for
+  ``make check`` too. The node shows the catalog entry as
   plain text instead, and the refusal names the catalog and line.
 * ``sphinx.po`` reaches the page through the templates (ours, the theme's
   and Sphinx's), through Sphinx's own Python (a heading link's title, the
@@ -51,24 +51,12 @@ from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import LITERAL_TYPE_NODES, extract_messages
 
 from site_extensions.bilingual import is_translated_build
+from translation import only_words
 from translation.catalogs import CatalogError, catalog_text, is_translated, msgstr_line, read
-from translation.links import ERROR, judge
 from translation.words import has_markup, markup_problems
 
 logger = logging.getLogger(__name__)
 
-# What a translation may add freely: words, emphasis, code, internal links,
-# and links whose scheme is checked below. Anything else must be in the English.
-FREE = {
-    nodes.paragraph, nodes.title, nodes.caption, nodes.rubric, nodes.term, nodes.line,
-    nodes.field_name, nodes.literal_block, nodes.doctest_block, nodes.emphasis,
-    nodes.strong, nodes.literal, nodes.inline, nodes.reference, nodes.target,
-    nodes.title_reference, nodes.subscript, nodes.superscript, nodes.abbreviation,
-    nodes.acronym, nodes.footnote_reference, nodes.citation_reference,
-    nodes.problematic, nodes.generated, addnodes.pending_xref,
-    addnodes.literal_emphasis, addnodes.literal_strong,
-}  # fmt: skip
-TARGETS = ("uri", "reftarget", "refname")  # what an image, a download, a substitution shows
 # Their translation changes only an attribute the HTML writer escapes (a meta
 # tag's content, a toctree's caption).
 ATTRIBUTE_ONLY = (nodes.meta, addnodes.translatable)
@@ -82,28 +70,6 @@ class TranslationRefused(SphinxError):
     """A translation file the build must not use at all."""
 
     category = "Translation refused"
-
-
-def additions(node):
-    """Map what *node* shows beyond words (a translation must not add any) to a reason."""
-    found = {}
-    for element in node.findall(nodes.Element):
-        if type(element) not in FREE:  # exactly: download_reference is a reference
-            target = next((element[a] for a in TARGETS if element.get(a)), "")
-            payload = isinstance(element, (nodes.FixedTextElement, nodes.math))  # raw, math
-            text = element.astext() if payload else ""
-            kind = " ".join(filter(None, (element.tagname, element.get("format"))))
-            found[kind, target, text] = f"{kind} {text or target!r}"
-        for name, value in element.attributes.items():
-            if name.lower().startswith("on"):
-                found["attribute", name, str(value)] = f"an event-handler attribute: {name}"
-    return found
-
-
-def links(node):
-    """The URLs that *node*'s links and images lead to."""
-    return {url for element in node.findall(nodes.Element)
-            for url in (element.get("refuri"), element.get("uri")) if url}  # fmt: skip
 
 
 def catalog_files(srcdir, config, domain):
@@ -176,7 +142,10 @@ class RememberEnglish(SphinxTransform):
         settings = self.document.settings
         self.document.translation_safety = (
             settings.file_insertion_enabled,
-            [(node, msg, (additions(node), links(node))) for node, msg in extract_messages(self.document)],
+            [
+                (node, msg, (only_words.additions(node), only_words.links(node)))
+                for node, msg in extract_messages(self.document)
+            ],
         )
         settings.file_insertion_enabled = False
 
@@ -215,22 +184,12 @@ class RefuseAdditions(SphinxTransform):
 
 def refusals(node, msg, msgstr, english):
     """Return why the translation *msgstr* of *node* (English *msg*) is refused."""
-    reasons = []
-    literal = isinstance(node, LITERAL_TYPE_NODES)  # Locale parses these as literal text
-    if not literal and len(msgstr.splitlines()) > len(msg.splitlines()):
-        reasons.append("it spans lines (what follows a line break may be a directive or HTML)")
     # An image or empty literal block parsed for a paragraph leaves it empty.
     emptied = not node.children and not isinstance(node, nodes.image)
-    if not shown(node) or emptied or any(n.get("refused") for n in node.findall(nodes.inline)):
-        reasons.append("it is not one paragraph or title (an HTML block or a directive?)")
-    else:
-        kept, english_links = english
-        reasons += [why for key, why in additions(node).items() if key not in kept]
-        for url in sorted(links(node)):
-            verdict = judge(url, english_links)
-            if verdict and verdict[0] == ERROR:
-                reasons.append(f"{verdict[1]} ({url})")
-    return reasons
+    used = shown(node) and not emptied and not any(n.get("refused") for n in node.findall(nodes.inline))
+    judged = only_words.refusals(msg, msgstr, english, node if used else None,
+                                 literal=isinstance(node, LITERAL_TYPE_NODES))  # fmt: skip
+    return [f"{why} ({url})" if url else why for why, url in judged]
 
 
 def shown(node):

@@ -8,25 +8,36 @@ parses those (it joins every other node's lines with spaces).
 
 Roles are recorded, not resolved: each known role is replaced by a stand-in
 that keeps its name and text, and an unknown one gets docutils' own error.
+What a translation adds is judged on the paragraph Sphinx itself makes of it,
+with its real roles (:func:`sphinx_paragraph`).
 """
 
 import ast
+import atexit
 import contextlib
 import functools
+import io
+import logging
 import re
+import shutil
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
 
 from docutils import nodes, utils
 from docutils.frontend import get_default_settings
-from docutils.parsers.rst import Parser, roles, states
+from docutils.parsers.rst import Parser, directives, roles, states
 from docutils.parsers.rst import languages as rst_languages
 from docutils.parsers.rst.languages import en as rst_en
 from docutils.statemachine import string2lines
 from markdown_it.renderer import RendererHTML
 from myst_parser.config.main import MdParserConfig
 from myst_parser.parsers.mdit import create_md_parser
+from sphinx.application import Sphinx
+from sphinx.util.docutils import docutils_namespace, sphinx_domains
+from sphinx.util.logging import suppress_logging
 
 SYNTAXES = ("rst", "myst", "text")
 
@@ -238,20 +249,27 @@ def _stand_ins(names):
 def rst_document(text, known_roles):
     """Parse *text* as a reST document, as Parser().parse does; *known_roles* get a stand-in."""
     document = utils.new_document("<message>", _rst_settings())
-    machine, inliner = _state_machine()
     with _stand_ins(role_names(text, "rst") & known_roles):
-        if one_paragraph(text):  # what the state machine would do, at half the cost
-            memo = SimpleNamespace(document=document, reporter=document.reporter, inliner=inliner,
-                                   language=_language(), title_styles=[], section_level=0,
-                                   section_bubble_up_kludge=False)  # fmt: skip
-            data = text.rstrip()
-            inline, messages = inliner.parse(data, 1, memo, document)
-            document += [nodes.paragraph(data, "", *inline), *messages]
-        else:
-            lines = string2lines(text, tab_width=8, convert_whitespace=True)
-            machine.run(lines, document, inliner=inliner)
-            machine.observers.clear()  # run() attached this document
+        _read_rst(text, document)
     return document
+
+
+def _read_rst(text, document):
+    """Parse reST *text* into *document*, as Parser().parse does, on one reused state machine."""
+    machine, inliner = _state_machine()
+    if one_paragraph(text):  # what the state machine would do, at half the cost
+        memo = SimpleNamespace(document=document, reporter=document.reporter, inliner=inliner,
+                               language=_language(), title_styles=[], section_level=0,
+                               section_bubble_up_kludge=False)  # fmt: skip
+        data = text.rstrip()
+        # What the state machine gives the reporter, for Sphinx's roles to place their nodes.
+        document.reporter.get_source_and_line = lambda line=None: (document["source"], line)
+        inline, messages = inliner.parse(data, 1, memo, document)
+        document += [nodes.paragraph(data, "", *inline), *messages]
+    else:
+        lines = string2lines(text, tab_width=8, convert_whitespace=True)
+        machine.run(lines, document, inliner=inliner)
+        machine.observers.clear()  # run() attached this document
 
 
 @functools.cache
@@ -414,6 +432,69 @@ def sphinx_node(text, syntax, title, known_roles=frozenset()):
     if text.endswith("dummy literal"):
         dropped = dropped[:-1]
     return first.tagname, dropped
+
+
+# -- The paragraph Sphinx makes of a message, with its real roles ---------------------
+
+
+# The site's parsers (conf/conf.py): MyST for .md, reST for the rest.
+CONF = {"extensions": ["myst_parser"], "source_suffix": {".rst": "restructuredtext", ".md": "markdown"}}
+
+
+@functools.cache
+def _sphinx():
+    """A Sphinx application that builds nothing, for its parsers and roles: (app, settings, registry).
+
+    Made inside Sphinx's own docutils namespace, so that its directives and
+    roles reach no other parse (:func:`rst_document`'s stand-ins); its logging
+    set-up is undone, so that no other application's warnings change.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="checks-sphinx-"))
+    atexit.register(shutil.rmtree, folder, True)
+    (folder / "src").mkdir()
+    logger = logging.getLogger("sphinx")
+    kept = logger.handlers[:], logger.level, logger.propagate
+    try:
+        with docutils_namespace():
+            quiet = io.StringIO()
+            app = Sphinx(folder / "src", None, folder / "out", folder / "doctrees", "dummy",
+                         status=quiet, warning=quiet, confoverrides=CONF)  # fmt: skip
+            registry = dict(directives._directives), dict(roles._roles)
+    finally:
+        logger.handlers[:], _, logger.propagate = kept
+        logger.setLevel(kept[1])
+    app.env.prepare_settings("index")  # a document, and the default domain (py)
+    settings = get_default_settings(Parser)
+    settings.env = app.env
+    settings.report_level = settings.halt_level = 5  # collect, never print or stop
+    settings.file_insertion_enabled = False  # as the build, while Locale parses translations
+    return app, settings, registry
+
+
+@functools.lru_cache(maxsize=8192)
+def sphinx_paragraph(text, syntax):
+    """The paragraph that Sphinx's own reST or MyST parser (*syntax* "rst" or "myst") makes of
+    message *text*, as Sphinx's Locale transform parses a translation; None if it is none.
+
+    The same parsers, roles and settings as a build, so the build's judge of
+    what a translation adds (translation/only_words.py) sees the same nodes.
+    The result is shared: do not change it.
+    """
+    app, settings, (own_directives, own_roles) = _sphinx()
+    if text.strip().endswith("::"):
+        text += "\n\n   dummy literal"  # as Locale does
+    document = utils.new_document("<message>", settings)
+    filetype = "markdown" if syntax == "myst" else "restructuredtext"
+    with docutils_namespace(), sphinx_domains(app.env), suppress_logging():
+        directives._directives.update(own_directives)
+        roles._roles.update(own_roles)
+        if syntax == "rst":  # Sphinx's reST parser is docutils', less a new state machine a message
+            _read_rst(text, document)
+        else:
+            parser = app.registry.create_source_parser(filetype, config=app.config, env=app.env)
+            parser.parse(text, document)
+    first = document[0] if document.children else None
+    return first if isinstance(first, nodes.paragraph) else None
 
 
 # -- Python ---------------------------------------------------------------------

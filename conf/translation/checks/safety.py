@@ -1,15 +1,19 @@
-"""safety: a translation adds a link to another site, a non-http(s) link, HTML or a directive.
+"""safety: a translation adds markup, a link to another site, a non-http(s) link or HTML.
 
-Links come from the parse (reST, MyST) or, in plain text, from URLs, which
-are ASCII: a URL ends at the first space, Chinese character or full-width
-punctuation. Each is judged by translation/links.py, the rule the build
-applies too: another host or scheme is an error (another page of a host the
-English links is the references check's warning). In MyST and plain text HTML
-is markup (an error); in reST it is shown as text (a warning). A MyST
-``[name]`` in the English links through a definition elsewhere on the page, so
-a translation writing that link inline (``[名称](https://…)``) is a warning:
-the English's site is not in the message (the build, which sees the page,
-judges it by the definition's URL).
+What a reST or MyST translation adds beyond words is judged by the build's
+own judge (translation/only_words.py) on the paragraph Sphinx's parsers make
+of it (parsing.sphinx_paragraph): raw HTML, images, downloads, math,
+substitutions, event-handler attributes, a link to a host or scheme the
+English does not link, a translation spanning more lines than its English.
+Whether it is a paragraph at all, the unused check says. In plain text,
+links are URLs, which are ASCII: a URL ends at the first space, Chinese
+character or full-width punctuation. In reST, HTML is shown as text (a
+warning). A MyST ``[name]`` in the English links through a definition
+elsewhere on the page, so a translation writing that link inline
+(``[名称](https://…)``) is a warning: the English's site is not in the message
+(the build, which sees the page, judges it by the definition's URL). Raw
+roles are defined on their page (``.. role:: raw-html(raw)``), which no
+message holds: one the English lacks is an error.
 
 Two more places a translation lands: any translation may hold no invisible
 or direction-changing character (translation/words.py: Trojan Source in a
@@ -22,24 +26,22 @@ page shows them as text: a tutorial's translation may add none of them
 import re
 from collections import Counter
 
+from docutils import nodes
+
+from .. import only_words
 from ..links import ERROR, judge
 from ..words import added_controls, controls
 from .common import error, warning
-from .parsing import parse
+from .parsing import parse, plain, sphinx_paragraph
 
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[!-~]+")
 _SHORTCUT = re.compile(r"(?<![\]!\\])\[([^\[\]]+)\](?![(\[:])")  # [name], a reference link
 _BAD_SCHEME = re.compile(r"(?<![\w.+-])(?:javascript|vbscript|data|file):", re.IGNORECASE)
-_DIRECTIVE = re.compile(
-    r"^\s*\.\.\s+[\w:.-]+::|^\s*(?:`{3,}|:{3,})\s*\{[\w:.-]+\}|:raw(?:-\w+)?:`|\{raw(?:-\w+)?\}",
-    re.MULTILINE,
-)
+_RAW_ROLE = re.compile(r":raw(?:-\w+)?:`|\{raw(?:-\w+)?\}`")
 
 
-def urls(text, markup, syntax):
-    """Return the link targets of *text*: parsed links, or URLs in plain text."""
-    if syntax != "text":
-        return markup.links
+def urls(text):
+    """Return the URLs in plain text *text*."""
     return [url.rstrip(".,;:!?)]}'\"") for url in _URL.findall(text)]
 
 
@@ -65,7 +67,7 @@ def in_notebook(message):
 
 
 def check(message):
-    """Yield links, schemes, HTML, directives and hidden characters the translation adds."""
+    """Yield the markup, links, schemes, HTML and hidden characters the translation adds."""
     msgid, msgstr, syntax = message.msgid, message.msgstr, message.syntax
     if msgid == msgstr:
         return
@@ -75,32 +77,55 @@ def check(message):
                     + ", ".join(controls("".join(hidden))), at=hidden[0])  # fmt: skip
     if notebook_bound(message):
         yield from in_notebook(message)
-    english = parse(msgid, syntax, message.project.roles)
-    translated = parse(msgstr, syntax, message.project.roles)
-    old, new = urls(msgid, english, syntax), urls(msgstr, translated, syntax)
-    # MyST's [name] links through a definition elsewhere on the page, which no message holds.
-    shortcuts = _SHORTCUT.findall(msgid) if syntax == "myst" else []
-    for url in sorted(set(new) - set(old)):
-        verdict = judge(url, old + english.images)  # as the build: links and images
-        if not verdict or verdict[0] != ERROR:  # another page of a linked host: references warns
-            continue
-        if shortcuts and "host" in verdict[1]:
-            yield warning(f"links to {url}: the English's [{shortcuts.pop(0)}] links through a "
-                          "definition elsewhere on the page; check that it is the same site",
-                          at=url)  # fmt: skip
-        else:
-            yield error(f"adds {verdict[1]}", at=url)
+    if syntax == "text":
+        for url in sorted(set(urls(msgstr)) - set(urls(msgid))):
+            verdict = judge(url, urls(msgid))
+            if verdict and verdict[0] == ERROR:  # another page of a linked host: references warns
+                yield error(f"adds {verdict[1]}", at=url)
+    elif "\n" not in msgid:  # a literal block's lines are code, never parsed (the code check)
+        yield from added(message)
     schemes = set(map(str.lower, _BAD_SCHEME.findall(msgstr)))
     schemes -= set(map(str.lower, _BAD_SCHEME.findall(msgid)))
-    linked = {url.split(":", 1)[0].lower() + ":" for url in new if ":" in url}
-    for scheme in sorted(schemes - linked):
+    if schemes:  # those the judge found as links are reported above
+        parsed = sphinx_paragraph(msgstr, syntax) if syntax != "text" and "\n" not in msgid else None
+        linked = {*urls(msgstr), *only_words.links(parsed or nodes.paragraph())}
+        schemes -= {url.split(":", 1)[0].lower() + ":" for url in linked}
+    for scheme in sorted(schemes):
         yield error(f"adds a link that is not http(s): {scheme}", at=scheme)
-    tags = Counter(translated.html) - Counter(english.html)
+    tags = Counter(parse(msgstr, syntax, message.project.roles).html)
+    tags -= Counter(parse(msgid, syntax, message.project.roles).html)
     if tags and syntax == "rst":  # in reST, HTML is text: the page shows the tags
         yield warning("HTML tags are shown as text in reST: " + " ".join(sorted(tags)),
                       at=min(tags))  # fmt: skip
-    elif tags:
+    elif tags and syntax == "text":  # (in MyST, the paragraph's raw nodes, above)
         yield error("adds raw HTML: " + " ".join(sorted(tags)), at=min(tags))
-    directives = Counter(_DIRECTIVE.findall(msgstr)) - Counter(_DIRECTIVE.findall(msgid))
-    if directives:
-        yield error("adds a directive or raw role: " + " ".join(d.strip() for d in directives))
+    raw = Counter(_RAW_ROLE.findall(msgstr)) - Counter(_RAW_ROLE.findall(msgid))
+    if raw:
+        yield error("adds a raw role: " + " ".join(r.rstrip("`") for r in raw), at=min(raw))
+
+
+def added(message):
+    """Yield what the build refuses in a reST or MyST translation (translation/only_words.py)."""
+    msgid, msgstr, syntax = message.msgid, message.msgstr, message.syntax
+    if plain(msgstr, syntax):  # one line of words: nothing to parse, nothing added
+        return
+    translated = sphinx_paragraph(msgstr, syntax)
+    # Whether it is a paragraph at all, the unused check says, with its reason.
+    judged = only_words.refusals(msgid, msgstr, ({}, set()), translated or nodes.paragraph())
+    if any(why != only_words.SPANS_LINES for why, _ in judged):  # it adds: against the English
+        english = sphinx_paragraph(msgid, syntax) or nodes.paragraph()
+        kept = (only_words.additions(english), only_words.links(english))
+        judged = only_words.refusals(msgid, msgstr, kept, translated or nodes.paragraph())
+    # MyST's [name] links through a definition elsewhere on the page, which no message holds.
+    shortcuts = _SHORTCUT.findall(msgid) if syntax == "myst" else []
+    for why, url in judged:
+        if url and shortcuts and "host" in why:
+            yield warning(f"links to {url}: the English's [{shortcuts.pop(0)}] links through a "
+                          "definition elsewhere on the page; check that it is the same site",
+                          at=url)  # fmt: skip
+        elif url:
+            yield error(f"adds {why}", at=url)
+        elif why == only_words.SPANS_LINES:
+            yield error(f"the build refuses it: {why}; write it on one line")
+        else:
+            yield error(f"adds {why}")
