@@ -52,6 +52,9 @@ INJECTIONS = {
     "rst-include": (*RST, ".. include:: secret.txt", "not one paragraph"),
     "rst-literalinclude": (*RST, ".. literalinclude:: secret.txt", "not one paragraph"),
     "rst-only": (*RST, ".. only:: html", "not one paragraph"),
+    # A directive Sphinx itself fails on: a refusal at the entry, not a traceback.
+    "rst-crashing-directive": (*RST, ".. productionlist:: x", "not one paragraph"),
+    "myst-crashing-directive": (*MYST, "```{productionlist} x\n```", "not one paragraph"),
     "rst-download-role": (*RST, "斑馬 :download:`檔案 <secret.txt>`", "download_reference"),
     "rst-title": ("index.po", "Safety", "安全 :raw-html:`<img src=x onerror=1>`", "raw html"),
     "myst-inline-html": (*MYST, '長頸鹿 <img src=x onerror="alert(1)">', "raw html"),

@@ -488,11 +488,14 @@ def sphinx_paragraph(text, syntax):
     with docutils_namespace(), sphinx_domains(app.env), suppress_logging():
         directives._directives.update(own_directives)
         roles._roles.update(own_roles)
-        if syntax == "rst":  # Sphinx's reST parser is docutils', less a new state machine a message
-            _read_rst(text, document)
-        else:
-            parser = app.registry.create_source_parser(filetype, config=app.config, env=app.env)
-            parser.parse(text, document)
+        try:
+            if syntax == "rst":  # Sphinx's reST parser is docutils', less a new state machine each
+                _read_rst(text, document)
+            else:
+                parser = app.registry.create_source_parser(filetype, config=app.config, env=app.env)
+                parser.parse(text, document)
+        except Exception:  # a directive Sphinx itself fails on: no paragraph (the build refuses it)
+            return None
     first = document[0] if document.children else None
     return first if isinstance(first, nodes.paragraph) else None
 
