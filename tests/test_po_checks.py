@@ -27,6 +27,7 @@ from languages import LANGUAGES
 from translation import catalog_report, run_checks as gate, seed_zh_tw
 from translation.checks import markup, references, script_mix, terminology, unused
 from translation.checks.common import Message
+from translation.checks import parsing
 from translation.checks.parsing import builtin_roles, parse, python_code
 from translation.checks.project import Project
 from translation.catalogs import Catalog, is_translated, messages, read, write
@@ -211,6 +212,25 @@ def test_out_of_sync_names_the_english_source_of_a_missing_entry(capsys, pot_dir
         ("guide.md", 1, f"this page has no catalog {os.path.relpath(po / 'guide.po')}; "
                         "run make update-po"),
     }  # fmt: skip
+
+
+def test_the_checks_sphinx_changes_no_other_parse_and_no_other_log():
+    """make check's Sphinx (parsing.sphinx_paragraph) keeps its directives, roles and logging
+    to itself: the stand-in parse and another Sphinx application's warnings are as before."""
+    import logging
+
+    from docutils.parsers.rst import directives, roles
+
+    before = set(directives._directives), set(roles._roles), logging.getLogger("sphinx").handlers[:]
+    app, _, (own_directives, _) = parsing._sphinx.__wrapped__()  # a new one, whatever is cached
+    assert {"versionadded", "toctree"} <= set(own_directives)
+    after = set(directives._directives), set(roles._roles), logging.getLogger("sphinx").handlers[:]
+    assert after == before
+    code = ".. versionadded:: 2.0\n\n   x = 1"
+    assert parsing.sphinx_paragraph("见 :download:`文件 <a.py>`。", "rst") is not None
+    parsing.sphinx_paragraph(code, "rst")  # Sphinx's directive, with its environment
+    document = parsing.rst_document(code, builtin_roles())  # docutils alone: no such directive
+    assert "Unknown directive type" in document.astext()
 
 
 def test_markup_names_the_problem_at_the_translation_line(capsys):
