@@ -33,10 +33,12 @@ Exit codes: 0 stopped with Ctrl-C, 2 bad usage (unknown language, port in use).
 """
 
 import argparse
+import contextlib
 import errno
 import functools
 import http.server
 import importlib
+import io
 import json
 import os
 import re
@@ -147,9 +149,6 @@ def preflight(lang):
         fresh_templates()
     except ExtractionError as err:
         return f"extracting the English failed:\n{err}"
-    import contextlib
-    import io
-
     said = io.StringIO()
     with contextlib.redirect_stderr(said):
         broken = refused([lang], {"syntax"} | CONTENT_CHECKS)

@@ -150,6 +150,7 @@ def _now():
 
 def keygen(private):
     """Write a new Ed25519 private key to *private*; print its public line."""
+    # Here: only a maintainer making a key needs cryptography's key classes.
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 

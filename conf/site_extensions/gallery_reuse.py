@@ -31,6 +31,7 @@ import sys
 from pathlib import Path
 
 from sphinx.errors import ExtensionError
+from sphinx_gallery.utils import get_md5sum
 
 
 def stale_examples(examples, gallery):
@@ -38,8 +39,6 @@ def stale_examples(examples, gallery):
 
     That is those whose checksum in *gallery* is missing or differs from the source.
     """
-    from sphinx_gallery.utils import get_md5sum
-
     stale = []
     for source in sorted(Path(examples).glob("*.py")):
         checksum = Path(gallery, source.name + ".md5")

@@ -8,6 +8,7 @@ build then adds them to sphinx.pot beside the templates' strings, and
 translated at build time with :data:`_`.
 """
 
+from sphinx.builders.gettext import MsgOrigin
 from sphinx.locale import get_translation
 
 _ = get_translation("sphinx")
@@ -17,7 +18,5 @@ def offer(app, strings, origin):
     """In a gettext build, add *strings* to sphinx.pot, as written in the file *origin*."""
     if app.builder.name != "gettext":
         return
-    from sphinx.builders.gettext import MsgOrigin
-
     for english in strings:
         app.builder.catalogs["sphinx"].add(english, MsgOrigin(origin, 1))

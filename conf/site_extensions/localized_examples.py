@@ -32,10 +32,21 @@ import hashlib
 import io
 import json
 import os
+import pickle
 import re
+import sys
 import tempfile
 
 from docutils import nodes
+from PIL import Image
+from sphinx.locale import init
+from sphinx.util.i18n import docname_to_domain
+from sphinx_gallery import py_source_parser as parser
+from sphinx_gallery.directives import imgsgnode
+from sphinx_gallery.notebook import jupyter_notebook
+from sphinx_gallery.py_source_parser import extract_file_config, split_code_and_text_blocks
+from sphinx_gallery.scrapers import matplotlib_scraper
+from sphinx_gallery.utils import scale_image
 
 from languages import by_sphinx_code
 from site_extensions.bilingual import catalog_path, is_translated_build
@@ -76,10 +87,7 @@ def scrape(block, block_vars, gallery_conf, **kwargs):
     Each figure is put in a ``figure-frame`` container: the box that scrolls
     it sideways where the page is narrower than the figure (site.css).
     """
-    import pickle
-
-    import matplotlib.pyplot as plt
-    from sphinx_gallery.scrapers import matplotlib_scraper
+    import matplotlib.pyplot as plt  # a figure was drawn: matplotlib is loaded
 
     figures = [plt.figure(number) for number in plt.get_fignums()]
     kept = [pickle.dumps(figure) for figure in figures]
@@ -125,7 +133,7 @@ def _translated_ticks(axis, translate, family):
     Matplotlib makes the tick labels again each time it draws, from the
     formatter: the label is translated there, not in the text it last drew.
     """
-    from matplotlib.ticker import Formatter
+    from matplotlib.ticker import Formatter  # a figure is being drawn: matplotlib is loaded
 
     class Translated(Formatter):
         def __init__(self, inner):
@@ -151,9 +159,6 @@ def _translated_ticks(axis, translate, family):
 
 def load_figure(pickled):
     """The figure kept in the file *pickled* (by :func:`scrape`), ready to draw off screen."""
-    import pickle
-    import sys
-
     if "matplotlib" in sys.modules and sys.modules["matplotlib"] is None:
         del sys.modules["matplotlib"]  # blocked for a build that executes nothing (gallery_reuse)
     import matplotlib
@@ -205,7 +210,7 @@ def draw(pickled, translate, family, target, **savefig):
             artist.set_text(translate(text))
             artist.set_fontfamily([family, "DejaVu Sans"])  # Latin and symbols from the second
     figure.savefig(target, **savefig)
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # loaded with the figure
 
     plt.close(figure)
 
@@ -226,8 +231,6 @@ def _inputs_key(app, docname, *files):
     the key it was made from in the doctrees (:func:`_is_current`): a live
     preview rebuilds after each saved entry, and only that page's catalog changed.
     """
-    from sphinx.util.i18n import docname_to_domain
-
     domain = docname_to_domain(docname, app.config.gettext_compact)
     key = hashlib.sha256(f"{machinery_version()}\0{app.config.language}".encode())
     for folder in app.config.locale_dirs:
@@ -265,9 +268,6 @@ def _made(app, path, key):
 
 def _translator(app, docname):
     """``translate(text)`` with the page's catalog in the build's language."""
-    from sphinx.locale import init
-    from sphinx.util.i18n import docname_to_domain
-
     domain = docname_to_domain(docname, app.config.gettext_compact)
     dirs = [os.path.join(app.srcdir, folder) for folder in app.config.locale_dirs]
     catalog, _ = init(dirs, app.config.language, domain)
@@ -312,8 +312,6 @@ def offer(app, doctree):
 
 
 def _figure_nodes(node):
-    from sphinx_gallery.directives import imgsgnode
-
     return isinstance(node, (imgsgnode, nodes.image))
 
 
@@ -357,8 +355,6 @@ def localize(app, doctree):
 
 def _note_refusals(app, docname, refused, found):
     """Add to *found* the translations that would change the code, at their catalog's line."""
-    from sphinx.util.i18n import docname_to_domain
-
     domain = docname_to_domain(docname, app.config.gettext_compact)
     for text in refused:
         where = catalog_entry(app.srcdir, app.config, domain, text) or docname
@@ -400,8 +396,6 @@ def _compact_png(png):
     figure is 14 % smaller than Matplotlib's, 4 % smaller than the English
     (the tutorial's first load stays within its budget, tests/test_browser.py).
     """
-    from PIL import Image
-
     png.seek(0)
     with Image.open(png) as image:
         if image.mode == "RGBA" and image.getextrema()[3] == (255, 255):
@@ -416,9 +410,6 @@ _THUMBNAIL = re.compile(r"^(?P<folder>.*)/thumb/sphx_glr_(?P<name>.+)_thumb\.png
 
 def _localize_thumbnails(app, doctree):
     """Point each gallery thumbnail made from a figure at one made from the translated figure."""
-    from sphinx_gallery.py_source_parser import extract_file_config
-    from sphinx_gallery.utils import scale_image
-
     for image in doctree.findall(nodes.image):
         match = _THUMBNAIL.match(image.get("uri", ""))
         example = match and _example(app, f"{app.config.gallery_folder}/{match['name']}")
@@ -466,8 +457,6 @@ def localized_script(path, translate, parse, wrap=True):
     A translation that would change the script's tokens is not used.
     Returns (text, [English texts refused]).
     """
-    from sphinx_gallery.py_source_parser import split_code_and_text_blocks
-
     source = open(path, encoding="utf-8").read()
     lines = source.splitlines(keepends=True)
     _, blocks = split_code_and_text_blocks(str(path))
@@ -549,9 +538,6 @@ def _notebook(path, gallery_conf, folder=None):
     Its blocks are cleaned as Sphinx-Gallery's ``_clean_script_blocks`` does
     (blocks to ignore, its configuration comments, a last empty block).
     """
-    from sphinx_gallery import py_source_parser as parser
-    from sphinx_gallery.notebook import jupyter_notebook
-
     blocks = [parser.Block(label, parser.remove_ignore_blocks(content), line)
               for label, content, line in parser.split_code_and_text_blocks(str(path))[1]]  # fmt: skip
     if gallery_conf.get("remove_config_comments"):

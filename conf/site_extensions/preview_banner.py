@@ -15,6 +15,7 @@ import html
 from pathlib import Path
 
 from site_extensions.interface_strings import offer
+from translation.catalogs import CatalogError, is_translated, read
 
 FAILED = "The last rebuild failed, so this page is from the last good build."
 REASON = "What make html would refuse, as it reports it:"
@@ -26,8 +27,6 @@ STYLE = ("position:fixed;bottom:0;left:0;right:0;max-height:40vh;overflow:auto;m
 
 def translations(locale_dir, lang):
     """{English: translation} of the banner's sentences in *lang*'s sphinx.po (none if unreadable)."""
-    from translation.catalogs import CatalogError, is_translated, read
-
     po = Path(locale_dir) / lang / "LC_MESSAGES" / "sphinx.po"
     try:
         catalog = read(po, lang)

@@ -81,6 +81,7 @@ def source_check(fmt, source):
 
 def trusted_keys(path=KEYS_FILE):
     """The Ed25519 public keys of *path*: one base64 line each, ``#`` comments."""
+    # cryptography here, as below: only a build that uses recordings loads it.
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     keys = []

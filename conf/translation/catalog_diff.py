@@ -12,13 +12,14 @@ by default the merge base with ``main``.
 
 import difflib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from site_layout import ROOT
 from translation.catalogs import (
     CatalogError, catalog_text, english, language_catalogs, messages, parse, read,
 )  # fmt: skip
+from translation.checks.common import WARNING
 from translation.merging import filled_by_update_po, shared_entries
 from translation.repository import ReviewError, git
 
@@ -323,10 +324,6 @@ def translated_languages(pages, locale_dir):
 
 def untranslated_elsewhere(problems, pages, locale_dir):
     """*problems*, with the unfinished entries of languages the change did not translate as warnings."""
-    from dataclasses import replace
-
-    from translation.checks.common import WARNING
-
     worked = translated_languages(pages, locale_dir)
     by_path = {_where(page.path): page.lang for page in pages}
     result = []

@@ -43,6 +43,10 @@ import string
 import sys
 from pathlib import Path
 
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.util.nodes import extract_messages
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from languages import SOURCE, by_sphinx_code, select  # noqa: E402
 from content_security_policy import meta, policy  # noqa: E402
@@ -78,9 +82,6 @@ def load_doctree(doctrees, docname):
 
 def section_of_messages(doctree):
     """Map each msgid of *doctree* to (section id, section title), as Sphinx extracts them."""
-    from docutils import nodes
-    from sphinx.util.nodes import extract_messages
-
     found = {}
     for node, message in extract_messages(doctree):
         section = node.parent if isinstance(node, nodes.title) else node
@@ -123,15 +124,11 @@ def link_changes(pages, site, doctrees, out):
 
 def _titles(doctree):
     """Map each section id of *doctree* to its (translated) title."""
-    from docutils import nodes
-
     return {s["ids"][0]: s[0].astext() for s in doctree.findall(nodes.section) if s["ids"]}
 
 
 def reading_order(doctrees, root="index"):
     """The docnames in the order of the site's table of contents, from the doctrees."""
-    from sphinx import addnodes
-
     order, todo = [], [root]
     while todo:
         docname = todo.pop(0)

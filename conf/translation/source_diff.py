@@ -11,6 +11,7 @@ their sources (make html's stamp, site_layout.language_digest), so that their
 links on the review page would show old text.
 """
 
+import hashlib
 import html
 import re
 from dataclasses import dataclass, field
@@ -85,8 +86,6 @@ def outputs(name, gallery=GALLERY):
 
 def executed_current(source, gallery=GALLERY):
     """True when the gallery's last execution of *source* ran this very text (its .md5)."""
-    import hashlib
-
     md5 = Path(gallery) / f"{source.name}.md5"
     return md5.is_file() and md5.read_text().strip() == hashlib.md5(source.read_bytes()).hexdigest()
 

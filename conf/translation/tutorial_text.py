@@ -14,11 +14,13 @@ import functools
 import inspect
 import io
 import itertools
+import logging
 import re
 import tokenize
 import unicodedata
 
 from docutils import nodes
+from sphinx.util.nodes import extract_messages
 
 from site_layout import GLOSSARY
 
@@ -129,9 +131,7 @@ _ATOMS = re.compile(rf"{_MARKUP}|[{_CJK}]+|\s+|.")
 @functools.cache
 def _segmenter():
     """jieba, with the glossary's Chinese terms as words of their own (进程组 is one word)."""
-    import logging
-
-    import jieba
+    import jieba  # here: only Chinese text is wrapped, and jieba takes its time to import
 
     jieba.setLogLevel(logging.WARNING)
     # A copy of jieba's default dictionary, loaded once per process (0.4 s; the
@@ -150,7 +150,7 @@ def _segmenter():
 
 @functools.cache
 def _to_simplified():
-    import opencc
+    import opencc  # here: only Chinese text is compared, and OpenCC loads its dictionaries
 
     return opencc.OpenCC("t2s")
 
@@ -325,8 +325,6 @@ def localized_prose(rst, translate, parse, accept=lambda rst: True, width=None):
     translated title. With a *width*, each other translation is wrapped to
     it (:func:`_wrap`), its lines indented as the English paragraph's first.
     """
-    from sphinx.util.nodes import extract_messages
-
     done, refused = 0, []
     for node, message in list(extract_messages(parse(rst))):
         english = message.replace("\n", " ")

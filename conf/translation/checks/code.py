@@ -17,6 +17,8 @@ import ast
 import functools
 from pathlib import Path
 
+from sphinx_gallery.py_source_parser import split_code_and_text_blocks
+
 from site_layout import EXAMPLES, GALLERY_NAME, ROOT
 from translation.catalogs import is_translated, messages
 from translation.tutorial_text import localized_code
@@ -80,8 +82,6 @@ def _refused_texts(example, catalog, project):
     Asked as the build asks it (site_extensions/localized_examples.py): each
     code cell with every translated entry of the page's *catalog* at once.
     """
-    from sphinx_gallery.py_source_parser import split_code_and_text_blocks
-
     translations = {m.id: m.string for m in messages(project.load(catalog)) if is_translated(m)}
     refused = set()
     for block in split_code_and_text_blocks(str(example))[1]:

@@ -35,7 +35,15 @@ from docutils.statemachine import string2lines
 from markdown_it.renderer import RendererHTML
 from myst_parser.config.main import MdParserConfig
 from myst_parser.parsers.mdit import create_md_parser
+from sphinx import roles as sphinx_roles
 from sphinx.application import Sphinx
+from sphinx.domains.c import CDomain
+from sphinx.domains.cpp import CPPDomain
+from sphinx.domains.javascript import JavaScriptDomain
+from sphinx.domains.math import MathDomain
+from sphinx.domains.python import PythonDomain
+from sphinx.domains.rst import ReSTDomain
+from sphinx.domains.std import StandardDomain
 from sphinx.util.docutils import docutils_namespace, sphinx_domains
 from sphinx.util.logging import suppress_logging
 
@@ -81,26 +89,18 @@ PROSE_ROLES = frozenset({
 EXPLICIT_TITLE = re.compile(r"^(.+?)\s*(?<!\x00)<([^<]*?)>$", re.DOTALL)
 _RST_ROLE = re.compile(r"(?<![\w`]):((?:(?!_)\w)+(?:[-._+:](?:(?!_)\w)+)*):`")
 _MYST_ROLE = re.compile(r"\{([\w.:+-]+)\}`")
+# Sphinx's domains whose cross-references find objects (math's :eq: finds equations).
+_FINDING = (StandardDomain, PythonDomain, CDomain, CPPDomain, JavaScriptDomain, ReSTDomain)
 
 
 @functools.cache
 def _sphinx_roles():
     """Return ({role name: is a cross-reference}) of docutils, Sphinx and its domains."""
-    from sphinx import roles as sphinx_roles
-    from sphinx.domains.c import CDomain
-    from sphinx.domains.cpp import CPPDomain
-    from sphinx.domains.javascript import JavaScriptDomain
-    from sphinx.domains.math import MathDomain
-    from sphinx.domains.python import PythonDomain
-    from sphinx.domains.rst import ReSTDomain
-    from sphinx.domains.std import StandardDomain
-
     known = dict.fromkeys(roles._role_registry, False)
     known.update(dict.fromkeys(rst_en.roles, False))
     for name, role in {**sphinx_roles.generic_docroles, **sphinx_roles.specific_docroles}.items():
         known[name] = isinstance(role, sphinx_roles.XRefRole)
-    for domain in (StandardDomain, PythonDomain, CDomain, CPPDomain, JavaScriptDomain,
-                   ReSTDomain, MathDomain):  # fmt: skip
+    for domain in (*_FINDING, MathDomain):
         for name, role in domain.roles.items():
             xref = isinstance(role, sphinx_roles.XRefRole)
             known[f"{domain.name}:{name}"] = xref
@@ -112,16 +112,8 @@ def _sphinx_roles():
 @functools.cache
 def _lookups():
     """Return {cross-reference role: (domain, the object types it finds or None, adds "()")}."""
-    from sphinx.domains.c import CDomain
-    from sphinx.domains.cpp import CPPDomain
-    from sphinx.domains.javascript import JavaScriptDomain
-    from sphinx.domains.python import PythonDomain
-    from sphinx.domains.rst import ReSTDomain
-    from sphinx.domains.std import StandardDomain
-
     found = {}
-    for domain in (StandardDomain, PythonDomain, CDomain, CPPDomain, JavaScriptDomain,
-                   ReSTDomain):  # fmt: skip
+    for domain in _FINDING:
         types = {}  # as Domain.__init__ builds objtypes_for_role
         for objtype, obj in domain.object_types.items():
             for role in obj.roles:
