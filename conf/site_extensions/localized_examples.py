@@ -55,7 +55,7 @@ from site_extensions.recordings import _gallery_source, cells_of
 from site_extensions.reproducible_files import zipped
 from site_extensions.translation_safety import catalog_entry, refusals_of
 from site_layout import machinery_version, write_if_changed
-from translation.checks.parsing import rst_document
+from translation.checks.parsing import builtin_roles, rst_document
 from translation.tutorial_text import (
     code_tokens, localized_code, localized_prose, raw_prefix, same_tokens, texts,
 )  # fmt: skip
@@ -612,9 +612,8 @@ def write_downloads(app, exception):
 
 
 def _prose_parser():
-    """Parse reST prose as the checks do, with the project's roles known."""
-    roles = frozenset(["ref", "doc", "class", "func", "meth", "mod", "attr", "data", "exc", "obj",
-                       "download", "numref", "term", "envvar", "option", "any"])  # fmt: skip
+    """Parse reST prose as the checks do, with docutils' and Sphinx's roles known."""
+    roles = builtin_roles()
     return lambda text: rst_document(text, roles)
 
 
