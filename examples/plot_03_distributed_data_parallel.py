@@ -167,7 +167,7 @@ def run_rank(per_process_batch_size):
     if device.type == "cpu" and gpus and os.environ["RANK"] == "0":
         print(f"{os.environ['LOCAL_WORLD_SIZE']} processes on this machine and {gpus} GPU"
               f"{'s' if gpus > 1 else ''}: NCCL needs a GPU per process, so all of them"
-              " use the CPU and gloo")  # fmt: skip
+              " use the CPU and gloo")
     if device.type == "cuda":
         torch.cuda.set_device(device)
         dist.init_process_group("nccl", device_id=device)
@@ -310,7 +310,7 @@ def spawn(world_size):
 def spawned_rank(rank, world_size, per_process_batch_size):
     """One process started by ``mp.spawn``: number it as ``torchrun`` would, then train."""
     os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
-                      LOCAL_WORLD_SIZE=str(world_size))  # fmt: skip
+                      LOCAL_WORLD_SIZE=str(world_size))
     run_rank(per_process_batch_size)
 
 
@@ -434,7 +434,7 @@ def launch(world_size, target, args=(), timeout=60.0):
     queues = mp.get_context(method)
     if method == "forkserver":  # what the fork server imports once, for every copy
         queues.set_forkserver_preload(["torch", "torch._dynamo", "torch.distributed",
-                                       "matplotlib.pyplot"])  # fmt: skip
+                                       "matplotlib.pyplot"])
     ports, results = queues.SimpleQueue(), queues.SimpleQueue()
     children = mp.start_processes(
         _as_rank,
@@ -685,7 +685,7 @@ if __name__ == "__main__" and plt is not None:
         for position in range(total):
             repeated = position >= len(dataset)
             ax.barh(row, 1, left=position, color=colours[position % world_size],
-                    hatch="////" if repeated else None, edgecolor="white", linewidth=0.3)  # fmt: skip
+                    hatch="////" if repeated else None, edgecolor="white", linewidth=0.3)
     ax.set_yticks(range(len(sizes)), [f"{n} processes" for n in sizes])
     ax.invert_yaxis()
     ax.set_xlabel("position in the shuffled order (hatched: repeated)")

@@ -127,7 +127,7 @@ def run_rank(job, *args):
     if device.type == "cpu" and gpus and os.environ["RANK"] == "0":
         print(f"{os.environ['LOCAL_WORLD_SIZE']} processes on this machine and {gpus} GPU"
               f"{'s' if gpus > 1 else ''}: NCCL needs a GPU per process, so all of them"
-              " use the CPU and gloo")  # fmt: skip
+              " use the CPU and gloo")
     if device.type == "cuda":
         torch.cuda.set_device(device)
         dist.init_process_group("nccl", device_id=device)
@@ -142,7 +142,7 @@ def run_rank(job, *args):
 def this_process():
     """This process's rank, the world size, its device and its ``log``."""
     rank = dist.get_rank()
-    log = print if rank == 0 else lambda *args: None  # fmt: skip
+    log = print if rank == 0 else lambda *args: None
     return rank, dist.get_world_size(), device_for_this_process(), log
 
 
@@ -360,7 +360,7 @@ def train(folder, resume_from=None, bf16=False, restore_optimizer=True):
     loader = DataLoader(train_set, batch_size=per_process, sampler=sampler)
     processes = f"{world_size} process{'es' if world_size > 1 else ''}"
     log(f"{processes}, {per_process} samples each per step, global batch"
-        f" {per_process * world_size}, {len(loader)} steps per epoch; {wrapped}")  # fmt: skip
+        f" {per_process * world_size}, {len(loader)} steps per epoch; {wrapped}")
     record = {"losses": {}, "accuracies": {}, "checkpoints": []}
     for epoch in range(done, EPOCHS):
         sampler.set_epoch(epoch)  # a new shuffle every epoch
@@ -369,7 +369,7 @@ def train(folder, resume_from=None, bf16=False, restore_optimizer=True):
         path = os.path.join(folder, f"epoch-{epoch + 1}.pt")
         save_checkpoint(path, model, optimizer, epoch + 1, device)
         log(f"epoch {epoch + 1}: loss {loss:.6f}, held-out accuracy"
-            f" {accuracy:.2%} of {counted}; saved {Path(path).name}")  # fmt: skip
+            f" {accuracy:.2%} of {counted}; saved {Path(path).name}")
         record["losses"][epoch + 1] = loss
         record["accuracies"][epoch + 1] = accuracy
         record["checkpoints"].append(path)
@@ -436,7 +436,7 @@ def accumulation_check(micro_batches=5):
     log(f"{micro_batches} micro-batches of {len(inputs) // micro_batches} per process:"
         f" largest difference from the whole batch's gradient {difference:.1e};"
         f" all-reduces: {whole_reduces} (whole batch), {accumulated_reduces} (with no_sync),"
-        f" {without_reduces} (without)")  # fmt: skip
+        f" {without_reduces} (without)")
     result = {
         "difference": difference,
         "difference_without": (without - whole).abs().max().item(),
@@ -504,11 +504,11 @@ def start_method():
     if "fork" not in methods:
         raise RuntimeError("here the processes must import the script, and a notebook has"
                            " none: run this tutorial as a script (plot_04_train_with_ddp.py),"
-                           " or with torchrun")  # fmt: skip
+                           " or with torchrun")
     if torch.cuda.is_initialized():
         raise RuntimeError("this notebook's process has initialised CUDA, and copies of it"
                            " could not use CUDA: restart the kernel, or run this tutorial"
-                           " as a script (plot_04_train_with_ddp.py)")  # fmt: skip
+                           " as a script (plot_04_train_with_ddp.py)")
     return "fork"
 
 
@@ -523,7 +523,7 @@ def launch(world_size, job, *args, timeout=300.0):
     context = mp.get_context(method)
     if method == "forkserver":  # what the fork server imports once, for every copy
         context.set_forkserver_preload(["torch", "torch._dynamo", "torch.distributed",
-                                        "matplotlib.pyplot"])  # fmt: skip
+                                        "matplotlib.pyplot"])
     with socket.socket() as probe:  # the operating system picks a free port
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -531,7 +531,7 @@ def launch(world_size, job, *args, timeout=300.0):
     processes = mp.start_processes(
         _as_rank, args=(world_size, port, results, job, args), nprocs=world_size,
         join=False, daemon=True, start_method=method,
-    )  # fmt: skip
+    )
     reports, deadline = {}, time.monotonic() + timeout
     try:
         while not processes.join(timeout=0.1):  # raises if a process failed
@@ -557,7 +557,7 @@ def _as_rank(rank, world_size, port, results, job, args):
     os.environ.update(
         RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
         LOCAL_WORLD_SIZE=str(world_size), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-    )  # fmt: skip
+    )
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
         value = run_rank(job, *args)
@@ -577,7 +577,7 @@ def show(world_size, reports):
     silent = [rank for rank, (printed, _, _) in enumerate(reports) if not printed]
     if silent:
         print(f"(ranks {silent[0]} to {silent[-1]} printed nothing)" if len(silent) > 1
-              else f"(rank {silent[0]} printed nothing)")  # fmt: skip
+              else f"(rank {silent[0]} printed nothing)")
     return [value for _, value, _ in reports]
 
 
@@ -716,7 +716,7 @@ if __name__ == "__main__" and plt is not None:
     fig, ax = plt.subplots(figsize=(4.8, 4.8), layout="constrained")
     colours = plt.get_cmap("tab10").colors[:3]
     ax.contourf(xs, ys, regions.reshape(xs.shape), levels=[-0.5, 0.5, 1.5, 2.5],
-                colors=colours, alpha=0.25)  # fmt: skip
+                colors=colours, alpha=0.25)
     ax.scatter(points[:, 0], points[:, 1], c=[colours[label] for label in labels], s=6)
     ax.set_aspect("equal")
     ax.set_title("Predicted arm (background) and true arm (dots)")
@@ -750,9 +750,9 @@ if __name__ == "__main__":
     same = all(with_state["losses"][e] == first["losses"][e] for e in with_state["losses"])
     after = [parameters(run["checkpoints"][-1]) for run in (with_state, first)]
     print(f"with the optimizer's state: losses of epochs 3 and 4 equal to the uninterrupted"
-          f" run's: {same}; parameters after epoch 4 identical: {torch.equal(*after)}")  # fmt: skip
+          f" run's: {same}; parameters after epoch 4 identical: {torch.equal(*after)}")
     print(f"without it: epoch 3 loss {without['losses'][3]:.6f}"
-          f" instead of {first['losses'][3]:.6f}")  # fmt: skip
+          f" instead of {first['losses'][3]:.6f}")
 
 # %%
 # Everything carried over: the same parameters, the same AdamW averages, the
@@ -808,7 +808,7 @@ def bf16_training(folder):
         loss = F.cross_entropy(scores, train_set.tensors[1][:4].to(device))
     loss.backward()
     log(f"inside autocast: scores {scores.dtype}, loss {loss.dtype};"
-        f" parameters {layer.weight.dtype}, gradients {layer.weight.grad.dtype}")  # fmt: skip
+        f" parameters {layer.weight.dtype}, gradients {layer.weight.grad.dtype}")
     return train(folder, bf16=True)
 
 
@@ -817,7 +817,7 @@ if __name__ == "__main__":
     bf16 = show(2, launch(2, bf16_training, os.path.join(folder, "bf16")))[0]
     print(f"epoch {EPOCHS}: loss {bf16['losses'][EPOCHS]:.6f} with bf16,"
           f" {runs[2]['losses'][EPOCHS]:.6f} in float32; held-out accuracy"
-          f" {bf16['accuracies'][EPOCHS]:.2%} and {runs[2]['accuracies'][EPOCHS]:.2%}")  # fmt: skip
+          f" {bf16['accuracies'][EPOCHS]:.2%} and {runs[2]['accuracies'][EPOCHS]:.2%}")
 
 # %%
 # With ``float16`` instead (``dtype=torch.float16``, on CUDA), you also need
@@ -885,7 +885,7 @@ if __name__ == "__main__":
     for factor, (loss, accuracy, steps) in larger.items():
         print(f"global batch {4 * GLOBAL_BATCH}, {steps} steps per epoch, learning rate"
               f" {LEARNING_RATE * factor:.2f}: epoch {EPOCHS} loss {loss:.6f},"
-              f" held-out accuracy {accuracy:.2%}")  # fmt: skip
+              f" held-out accuracy {accuracy:.2%}")
 
 # %%
 # With the learning rate unchanged, 12 steps in all get far less done than
@@ -919,7 +919,7 @@ def collectives():
     everyone = [torch.zeros_like(mine) for _ in range(world_size)]
     dist.all_gather(everyone, mine)  # everyone gets all of them, in rank order
     print(f"mine {mine.item():g}; broadcast from rank 0: {from_0.item():g};"
-          f" all_reduce: {total.item():g}; all_gather: {[t.item() for t in everyone]}")  # fmt: skip
+          f" all_reduce: {total.item():g}; all_gather: {[t.item() for t in everyone]}")
 
 
 if __name__ == "__main__":

@@ -242,7 +242,7 @@ def policies(precision):
         return MixedPrecisionPolicy(), MixedPrecisionPolicy()
     blocks = MixedPrecisionPolicy(param_dtype=precision, reduce_dtype=torch.float32)
     root = MixedPrecisionPolicy(param_dtype=precision, reduce_dtype=torch.float32,
-                                output_dtype=torch.float32)  # fmt: skip
+                                output_dtype=torch.float32)
     return blocks, root
 
 
@@ -273,7 +273,7 @@ def run_rank(job, *args):
     if device.type == "cpu" and gpus and os.environ["RANK"] == "0":
         print(f"{os.environ['LOCAL_WORLD_SIZE']} processes on this machine and {gpus} GPU"
               f"{'s' if gpus > 1 else ''}: NCCL needs a GPU per process, so all of them"
-              " use the CPU and gloo")  # fmt: skip
+              " use the CPU and gloo")
     if device.type == "cuda":
         torch.cuda.set_device(device)
         dist.init_process_group("nccl", device_id=device)
@@ -289,7 +289,7 @@ def run_rank(job, *args):
 def this_process():
     """This process's rank, the world size, its device and its ``log``."""
     rank = dist.get_rank()
-    log = print if rank == 0 else lambda *args: None  # fmt: skip
+    log = print if rank == 0 else lambda *args: None
     return rank, dist.get_world_size(), device_for_this_process(), log
 
 
@@ -388,11 +388,11 @@ class TrainingState(Stateful):
     def state_dict(self):
         model, optimizer = get_state_dict(self.model, self.optimizer)
         return {"model": model, "optimizer": optimizer, "scheduler": self.scheduler.state_dict(),
-                "steps": self.steps, "rng": torch.get_rng_state()}  # fmt: skip
+                "steps": self.steps, "rng": torch.get_rng_state()}
 
     def load_state_dict(self, state):
         set_state_dict(self.model, self.optimizer, model_state_dict=state["model"],
-                       optim_state_dict=state["optimizer"])  # fmt: skip
+                       optim_state_dict=state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         self.steps = state["steps"]
         torch.set_rng_state(state["rng"])
@@ -426,7 +426,7 @@ def holdings(model, optimizer, device):
     parameters = sum(local(p).numel() for p in model.parameters())
     gradients = sum(local(p.grad).numel() for p in model.parameters() if p.grad is not None)
     state = sum(local(v).numel() for per_parameter in optimizer.state.values()
-                for v in per_parameter.values() if torch.is_tensor(v) and v.ndim)  # fmt: skip
+                for v in per_parameter.values() if torch.is_tensor(v) and v.ndim)
     peak = torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else None
     return parameters, gradients, state, peak
 
@@ -452,12 +452,12 @@ def held_table(fsdp, ddp, log):
     dist.all_gather_object(everyone, (fsdp, ddp))
     gpu = fsdp[3] is not None
     log(f"{'numbers held':<18}{'parameters':>11}{'gradients':>10}{'AdamW state':>12}"
-        + ("  peak MiB" if gpu else ""))  # fmt: skip
+        + ("  peak MiB" if gpu else ""))
     rows = [(f"FSDP2, rank {rank}", mine) for rank, (mine, _) in enumerate(everyone)]
     rows += [(f"DDP, rank {rank}", theirs) for rank, (_, theirs) in enumerate(everyone)]
     for name, (parameters, gradients, state, peak) in rows:
         log(f"{name:<18}{parameters:>11}{gradients:>10}{state:>12}"
-            + (f"{peak:>10.1f}" if gpu else ""))  # fmt: skip
+            + (f"{peak:>10.1f}" if gpu else ""))
     return everyone
 
 
@@ -472,7 +472,7 @@ def held_table(fsdp, ddp, log):
 # while that block runs.
 
 SHOWN = ("embed.weight", "blocks.0.norm.weight", "blocks.0.up.weight", "blocks.0.down.weight",
-         "head.weight", "head.bias")  # fmt: skip
+         "head.weight", "head.bias")
 
 
 def describe(model, log):
@@ -503,7 +503,7 @@ def watch_a_block(model, log):
     def during(module, args):
         w = module.weight
         log(f"while blocks.1 runs: blocks.1.up.weight is a {type(w).__name__} of"
-            f" {tuple(w.shape)}, {w.dtype}")  # fmt: skip
+            f" {tuple(w.shape)}, {w.dtype}")
         handle.remove()
 
     handle = model.blocks[1].up.register_forward_pre_hook(during)
@@ -525,7 +525,7 @@ def watch_a_block(model, log):
 
 
 def recipe(folder, precision=torch.bfloat16, resume_from=None, until=STEPS, save_after=(),
-           show=False):  # fmt: skip
+           show=False):
     """Train with FSDP2 from the start or from a checkpoint; return what it did.
 
     With ``show``, it also logs the pieces (``describe``) and, after training,
@@ -551,7 +551,7 @@ def recipe(folder, precision=torch.bfloat16, resume_from=None, until=STEPS, save
         state.steps += 1
         record["losses"][state.steps] = loss
         log(f"step {state.steps}: loss {loss:.6f}, gradient norm {norm:.4f}"
-            + (f", clipped to {MAX_NORM:g}" if norm > MAX_NORM else ""))  # fmt: skip
+            + (f", clipped to {MAX_NORM:g}" if norm > MAX_NORM else ""))
         if state.steps in save_after:
             checkpoint = Path(folder, f"step-{state.steps}")
             dcp.save({"training": state}, checkpoint_id=checkpoint)
@@ -560,7 +560,7 @@ def recipe(folder, precision=torch.bfloat16, resume_from=None, until=STEPS, save
         w = model.blocks[1].up.weight
         log(f"after it: blocks.1.up.weight is a {type(w).__name__} with a local piece of"
             f" {tuple(local(w).shape)}; AdamW's exp_avg for it:"
-            f" {tuple(local(optimizer.state[w]['exp_avg']).shape)}")  # fmt: skip
+            f" {tuple(local(optimizer.state[w]['exp_avg']).shape)}")
         fsdp = holdings(model, optimizer, device)
     options = StateDictOptions(full_state_dict=True, cpu_offload=True)
     full = get_model_state_dict(model, options=options)  # gathered on rank 0, {} elsewhere
@@ -658,11 +658,11 @@ def start_method():
     if "fork" not in methods:
         raise RuntimeError("here the processes must import the script, and a notebook has"
                            " none: run this tutorial as a script (plot_05_fsdp2.py),"
-                           " or with torchrun")  # fmt: skip
+                           " or with torchrun")
     if torch.cuda.is_initialized():
         raise RuntimeError("this notebook's process has initialised CUDA, and copies of it"
                            " could not use CUDA: restart the kernel, or run this tutorial"
-                           " as a script (plot_05_fsdp2.py)")  # fmt: skip
+                           " as a script (plot_05_fsdp2.py)")
     return "fork"
 
 
@@ -677,7 +677,7 @@ def launch(world_size, job, *args, timeout=300.0):
     context = mp.get_context(method)
     if method == "forkserver":  # what the fork server imports once, for every copy
         context.set_forkserver_preload(["torch", "torch._dynamo", "torch.distributed",
-                                        "matplotlib.pyplot"])  # fmt: skip
+                                        "matplotlib.pyplot"])
     with socket.socket() as probe:  # the operating system picks a free port
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -685,7 +685,7 @@ def launch(world_size, job, *args, timeout=300.0):
     processes = mp.start_processes(
         _as_rank, args=(world_size, port, results, job, args), nprocs=world_size,
         join=False, daemon=True, start_method=method,
-    )  # fmt: skip
+    )
     reports, deadline = {}, time.monotonic() + timeout
     try:
         while not processes.join(timeout=0.1):  # raises if a process failed
@@ -711,7 +711,7 @@ def _as_rank(rank, world_size, port, results, job, args):
     os.environ.update(
         RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
         LOCAL_WORLD_SIZE=str(world_size), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-    )  # fmt: skip
+    )
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
         value = run_rank(job, *args)
@@ -731,7 +731,7 @@ def show(world_size, reports):
     silent = [rank for rank, (printed, _, _) in enumerate(reports) if not printed]
     if silent:
         print(f"(ranks {silent[0]} to {silent[-1]} printed nothing)" if len(silent) > 1
-              else f"(rank {silent[0]} printed nothing)")  # fmt: skip
+              else f"(rank {silent[0]} printed nothing)")
     return [value for _, value, _ in reports]
 
 
@@ -809,7 +809,7 @@ if __name__ == "__main__" and plt is not None:
                 if rows:
                     wide = rows > 9 and 2 * rows >= sum(pieces)
                     ax.text(start + rows / 2, row, f"rank {rank}" if wide else str(rank),
-                            ha="center", va="center")  # fmt: skip
+                            ha="center", va="center")
                 start += rows
         ax.set_yticks(range(len(runs)), [f"{n} processes" for n in runs])
         ax.invert_yaxis()
@@ -845,7 +845,7 @@ if __name__ == "__main__":
     difference = max(abs(losses[s] - uninterrupted[s]) for s in steps)
     print(f"steps {steps[0]} to {steps[-1]} resumed with 4 processes, against the uninterrupted"
           f" 2-process run: largest difference in the losses {difference:.1e}, in the parameters"
-          f" {largest_difference(resumed / 'model.pt', two / 'model.pt'):.1e}")  # fmt: skip
+          f" {largest_difference(resumed / 'model.pt', two / 'model.pt'):.1e}")
 
 # %%
 # The two runs compute the same training: the same global batches (a step's
@@ -876,10 +876,10 @@ if __name__ == "__main__":
     print("2 processes, float32: losses " + ", ".join(f"{in_fp32[s]:.6f}" for s in sorted(in_fp32)))
     print(f"largest difference from one process: in the losses"
           f" {max(abs(in_fp32[s] - by_one[s]) for s in by_one):.1e}, in the parameters"
-          f" {largest_difference(exact / 'model.pt', alone / 'model.pt'):.1e}")  # fmt: skip
+          f" {largest_difference(exact / 'model.pt', alone / 'model.pt'):.1e}")
     mixed = runs[2]["losses"]
     print(f"bfloat16 policy against float32: largest difference in the losses"
-          f" {max(abs(mixed[s] - in_fp32[s]) for s in in_fp32):.1e}")  # fmt: skip
+          f" {max(abs(mixed[s] - in_fp32[s]) for s in in_fp32):.1e}")
 
 # %%
 # In ``float32`` the differences are rounding, made larger in the parameters
