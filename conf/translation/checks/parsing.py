@@ -15,6 +15,7 @@ with its real roles (:func:`sphinx_paragraph`).
 import ast
 import atexit
 import contextlib
+import copy
 import functools
 import io
 import logging
@@ -195,6 +196,16 @@ def _record_role(name, rawtext, text, lineno, inliner, options=None, content=Non
     return [nodes.inline(rawtext, text, role=name)], []
 
 
+# What Sphinx's Locale transform appends to a translation ending with "::"
+# (against "Literal block expected"); the literal block is then dropped.
+_DUMMY_LITERAL = "\n\n   dummy literal"
+
+
+def as_locale_parses(text):
+    """*text* as Sphinx's Locale transform hands it to the parser (paragraphs and titles)."""
+    return text + _DUMMY_LITERAL if text.strip().endswith("::") else text
+
+
 @functools.cache
 def _rst_settings():
     settings = get_default_settings(Parser)
@@ -309,9 +320,7 @@ def parse_rst(text, known_roles):
         for child in node.children:
             walk(child)
 
-    if text.strip().endswith("::"):
-        text += "\n\n   dummy literal"  # as Sphinx does, against "Literal block expected"
-    walk(rst_document(text, known_roles))
+    walk(rst_document(as_locale_parses(text), known_roles))
     found.prose = "".join(prose)
     found.html = _HTML_TAG.findall(found.prose)
     found.stray = Counter(c for c in found.prose if c in _MARKUP_CHARS)
@@ -404,8 +413,8 @@ def sphinx_node(text, syntax, title, known_roles=frozenset()):
         return "paragraph", []
     if title:
         text += "\n" + "=" * len(text) * 2  # what Sphinx appends to a title
-    elif text.strip().endswith("::"):
-        text += "\n\n   dummy literal"  # as Sphinx does; the literal block is dropped
+    else:
+        text = as_locale_parses(text)
     if syntax == "myst":
         blocks = [t.type.removesuffix("_open") for t in myst_tokens(text)
                   if t.level == 0 and t.nesting >= 0]  # fmt: skip
@@ -421,7 +430,7 @@ def sphinx_node(text, syntax, title, known_roles=frozenset()):
     if title and first.children:
         first = first.next_node()  # Sphinx takes the section's first child: its title
     dropped = [] if title else [b.tagname for b in blocks[1:]]  # below a title: its underline
-    if text.endswith("dummy literal"):
+    if text.endswith(_DUMMY_LITERAL):
         dropped = dropped[:-1]
     return first.tagname, dropped
 
@@ -456,10 +465,8 @@ def _sphinx():
         logger.handlers[:], _, logger.propagate = kept
         logger.setLevel(kept[1])
     app.env.prepare_settings("index")  # a document, and the default domain (py)
-    settings = get_default_settings(Parser)
+    settings = copy.copy(_rst_settings())  # no file read, as the build while Locale parses
     settings.env = app.env
-    settings.report_level = settings.halt_level = 5  # collect, never print or stop
-    settings.file_insertion_enabled = False  # as the build, while Locale parses translations
     return app, settings, registry
 
 
@@ -473,10 +480,8 @@ def sphinx_paragraph(text, syntax):
     The result is shared: do not change it.
     """
     app, settings, (own_directives, own_roles) = _sphinx()
-    if text.strip().endswith("::"):
-        text += "\n\n   dummy literal"  # as Locale does
+    text = as_locale_parses(text)
     document = utils.new_document("<message>", settings)
-    filetype = "markdown" if syntax == "myst" else "restructuredtext"
     with docutils_namespace(), sphinx_domains(app.env), suppress_logging():
         directives._directives.update(own_directives)
         roles._roles.update(own_roles)
@@ -484,7 +489,7 @@ def sphinx_paragraph(text, syntax):
             if syntax == "rst":  # Sphinx's reST parser is docutils', less a new state machine each
                 _read_rst(text, document)
             else:
-                parser = app.registry.create_source_parser(filetype, config=app.config, env=app.env)
+                parser = app.registry.create_source_parser("markdown", config=app.config, env=app.env)
                 parser.parse(text, document)
         except Exception:  # a directive Sphinx itself fails on: no paragraph (the build refuses it)
             return None
