@@ -77,19 +77,19 @@ def check(message):
                     + ", ".join(controls("".join(hidden))), at=hidden[0])  # fmt: skip
     if notebook_bound(message):
         yield from in_notebook(message)
+    linked = set(urls(msgstr))
     if syntax == "text":
-        for url in sorted(set(urls(msgstr)) - set(urls(msgid))):
+        for url in sorted(linked - set(urls(msgid))):
             verdict = judge(url, urls(msgid))
             if verdict and verdict[0] == ERROR:  # another page of a linked host: references warns
                 yield error(f"adds {verdict[1]}", at=url)
     elif "\n" not in msgid:  # a literal block's lines are code, never parsed (the code check)
-        yield from added(message)
+        translated = paragraph(msgstr, syntax)
+        linked |= only_words.links(translated)
+        yield from added(message, translated)
     schemes = set(map(str.lower, _BAD_SCHEME.findall(msgstr)))
     schemes -= set(map(str.lower, _BAD_SCHEME.findall(msgid)))
-    if schemes:  # those the judge found as links are reported above
-        parsed = sphinx_paragraph(msgstr, syntax) if syntax != "text" and "\n" not in msgid else None
-        linked = {*urls(msgstr), *only_words.links(parsed or nodes.paragraph())}
-        schemes -= {url.split(":", 1)[0].lower() + ":" for url in linked}
+    schemes -= {url.split(":", 1)[0].lower() + ":" for url in linked}  # links: judged above
     for scheme in sorted(schemes):
         yield error(f"adds a link that is not http(s): {scheme}", at=scheme)
     tags = Counter(parse(msgstr, syntax, message.project.roles).html)
@@ -104,21 +104,24 @@ def check(message):
         yield error("adds a raw role: " + " ".join(r.rstrip("`") for r in raw), at=min(raw))
 
 
-def added(message):
-    """Yield what the build refuses in a reST or MyST translation (translation/only_words.py)."""
+def paragraph(text, syntax):
+    """The paragraph Sphinx makes of *text*, or an empty one where it makes none: whether it
+    is a paragraph at all, the unused check says, with its reason and its fix."""
+    if plain(text, syntax):  # one line of words: nothing to parse, nothing added
+        return nodes.paragraph(text, text)
+    return sphinx_paragraph(text, syntax) or nodes.paragraph()
+
+
+def added(message, translated):
+    """Yield what the build refuses in the reST or MyST *translated* paragraph (only_words.py)."""
     msgid, msgstr, syntax = message.msgid, message.msgstr, message.syntax
-    if plain(msgstr, syntax):  # one line of words: nothing to parse, nothing added
-        return
-    translated = sphinx_paragraph(msgstr, syntax)
-    # Whether it is a paragraph at all, the unused check says, with its reason.
-    judged = only_words.refusals(msgid, msgstr, ({}, set()), translated or nodes.paragraph())
-    if any(why != only_words.SPANS_LINES for why, _ in judged):  # it adds: against the English
-        english = sphinx_paragraph(msgid, syntax) or nodes.paragraph()
-        kept = (only_words.additions(english), only_words.links(english))
-        judged = only_words.refusals(msgid, msgstr, kept, translated or nodes.paragraph())
+    english = ({}, set())
+    if only_words.additions(translated) or only_words.links(translated):  # against the English
+        parsed = paragraph(msgid, syntax)
+        english = (only_words.additions(parsed), only_words.links(parsed))
     # MyST's [name] links through a definition elsewhere on the page, which no message holds.
     shortcuts = _SHORTCUT.findall(msgid) if syntax == "myst" else []
-    for why, url in judged:
+    for why, url in only_words.refusals(msgid, msgstr, english, translated):
         if url and shortcuts and "host" in why:
             yield warning(f"links to {url}: the English's [{shortcuts.pop(0)}] links through a "
                           "definition elsewhere on the page; check that it is the same site",
