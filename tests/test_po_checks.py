@@ -233,6 +233,18 @@ def test_the_checks_sphinx_changes_no_other_parse_and_no_other_log():
     assert "Unknown directive type" in document.astext()
 
 
+def test_the_checks_sphinx_leaves_no_folder_behind(tmp_path):
+    """Not even from a process that leaves by os._exit, as the live preview's forked builds do."""
+    probe = (
+        "import os, sys; sys.path[:0] = sys.argv[1:]; from translation.checks import parsing; "
+        "assert parsing.sphinx_paragraph('见 :ref:`x`。', 'rst') is not None; os._exit(0)"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, str(ROOT / "conf")], capture_output=True,
+                            text=True, env={**os.environ, "TMPDIR": str(tmp_path)})  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_markup_names_the_problem_at_the_translation_line(capsys):
     bad = FIXTURES / "bad" / "markup"
     po_path = bad / "zh_CN" / "LC_MESSAGES" / "page.po"

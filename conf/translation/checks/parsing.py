@@ -13,14 +13,12 @@ with its real roles (:func:`sphinx_paragraph`).
 """
 
 import ast
-import atexit
 import contextlib
 import copy
 import functools
 import io
 import logging
 import re
-import shutil
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -450,14 +448,14 @@ def _sphinx():
     roles reach no other parse (:func:`rst_document`'s stand-ins); its logging
     set-up is undone, so that no other application's warnings change.
     """
-    folder = Path(tempfile.mkdtemp(prefix="checks-sphinx-"))
-    atexit.register(shutil.rmtree, folder, True)
-    (folder / "src").mkdir()
     logger = logging.getLogger("sphinx")
     kept = logger.handlers[:], logger.level, logger.propagate
+    # Its folders are gone once it is made (it writes nothing), so none is left
+    # behind by a process that is killed or leaves by os._exit (the preview's).
     try:
-        with docutils_namespace():
-            quiet = io.StringIO()
+        with docutils_namespace(), tempfile.TemporaryDirectory(prefix="checks-sphinx-") as folder:
+            quiet, folder = io.StringIO(), Path(folder)
+            (folder / "src").mkdir()
             app = Sphinx(folder / "src", None, folder / "out", folder / "doctrees", "dummy",
                          status=quiet, warning=quiet, confoverrides=CONF)  # fmt: skip
             registry = dict(directives._directives), dict(roles._roles)
