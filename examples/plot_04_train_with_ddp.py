@@ -42,7 +42,6 @@ import gc
 import io
 import math
 import os
-import socket
 import sys
 import tempfile
 import time
@@ -477,23 +476,25 @@ if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
 # How this page starts its processes
 # ----------------------------------
 #
-# The build runs this file with plain ``python``, and so can you:
-# ``python plot_04_train_with_ddp.py`` runs everything on this page. For each
-# result, the function below does what ``torchrun --nproc-per-node=N`` would
-# do, with public API only: it picks a free port, starts N processes with
-# ``torch.multiprocessing.start_processes``, and sets in each the variables
-# that ``init_process_group`` and this page read (``RANK``, ``LOCAL_RANK``,
-# ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``;
-# ``torchrun`` sets more); rank 0 then runs the rendezvous store in
-# ``init_process_group``. As :ref:`the DDP tutorial's launcher
-# <ddp-launcher>` explains, the processes are copies of a fork server that
-# has imported ``torch`` and has never used CUDA or run a backward pass (in a
-# notebook, copies of the notebook's own process, in which this page runs no
-# backward pass), and each limits ``torch`` to one thread with
-# ``torch.set_num_threads(1)``. Each process's printed lines are sent back to
-# this one and shown after the job, tagged with the rank, under a line that
-# says where the processes ran. This section is the only part of the page
-# that exists for the build: your own scripts need none of it.
+# The build runs this file with plain ``python``, and so can you: ``python
+# plot_04_train_with_ddp.py`` runs everything on this page. For each result,
+# the function below does what ``torchrun --nproc-per-node=N`` would do: it
+# starts N processes with ``torch.multiprocessing.start_processes``, runs the
+# rendezvous store itself, as ``torchrun``'s agent does, on a port that the
+# operating system picks, and sets in each process the variables that
+# ``init_process_group`` and this page read (``RANK``, ``LOCAL_RANK``,
+# ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``, and
+# ``TORCHELASTIC_USE_AGENT_STORE``, which makes ``init_process_group`` use
+# that store instead of opening one in rank 0; ``torchrun`` sets more). As
+# :ref:`the DDP tutorial's launcher <ddp-launcher>` explains, the store holds
+# its port from the start, so no other job can take it, and the processes are
+# copies of a fork server that has imported ``torch`` and has never used CUDA
+# or run a backward pass (in a notebook, copies of the notebook's own process,
+# in which this page runs no backward pass), and each limits ``torch`` to one
+# thread with ``torch.set_num_threads(1)``. Each process's printed lines are
+# sent back to this one and shown after the job, tagged with the rank, under a
+# line that says where the processes ran. This section is the only part of the
+# page that exists for the build: your own scripts need none of it.
 
 
 def start_method():
@@ -524,16 +525,17 @@ def launch(world_size, job, *args, timeout=300.0):
     if method == "forkserver":  # what the fork server imports once, for every copy
         context.set_forkserver_preload(["torch", "torch._dynamo", "torch.distributed",
                                         "matplotlib.pyplot"])
-    with socket.socket() as probe:  # the operating system picks a free port
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    results = context.SimpleQueue()
+    ports, results = context.SimpleQueue(), context.SimpleQueue()
     processes = mp.start_processes(
-        _as_rank, args=(world_size, port, results, job, args), nprocs=world_size,
+        _as_rank, args=(world_size, ports, results, job, args), nprocs=world_size,
         join=False, daemon=True, start_method=method,
     )
-    reports, deadline = {}, time.monotonic() + timeout
+    reports, deadline, store = {}, time.monotonic() + timeout, None
     try:
+        # The store, on a port that the operating system picks and this process holds.
+        store = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)
+        for _ in range(world_size):
+            ports.put(store.port)
         while not processes.join(timeout=0.1):  # raises if a process failed
             while not results.empty():
                 rank, *report = results.get()
@@ -544,19 +546,21 @@ def launch(world_size, job, *args, timeout=300.0):
         for process in processes.processes:
             process.kill()  # does nothing to those that have exited
             process.join()
+        store = None  # stops the store's thread before anything is forked again
     while not results.empty():
         rank, *report = results.get()
         reports[rank] = tuple(report)
     return [reports[rank] for rank in range(world_size)]
 
 
-def _as_rank(rank, world_size, port, results, job, args):
+def _as_rank(rank, world_size, ports, results, job, args):
     """Become rank ``rank`` as ``torchrun`` would make it, run the job, say on which GPU."""
     gc.freeze()  # what this copy started with, its garbage collector skips
     torch.set_num_threads(1)
     os.environ.update(
         RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
-        LOCAL_WORLD_SIZE=str(world_size), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+        LOCAL_WORLD_SIZE=str(world_size), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(ports.get()),
+        TORCHELASTIC_USE_AGENT_STORE="True", TORCHELASTIC_RESTART_COUNT="0",
     )
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):

@@ -51,7 +51,6 @@ import io
 import itertools
 import math
 import os
-import socket
 import sys
 import tempfile
 import time
@@ -640,14 +639,15 @@ if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
 #
 # As in the previous tutorial, the build runs this file with plain
 # ``python``, and the function below does for each result what ``torchrun
-# --nproc-per-node=N`` would do, with public API only: a free port, N
-# processes from ``torch.multiprocessing.start_processes`` (copies of a fork
-# server that has never used CUDA or run a backward pass, as :ref:`the DDP
-# tutorial's launcher <ddp-launcher>` explains; ``torch`` limited to one
-# thread in each), the variables that ``init_process_group`` and this page
-# read, and each process's printed lines sent back and shown tagged with its
-# rank, under a line that says where the processes ran. Your own scripts
-# need none of it.
+# --nproc-per-node=N`` would do, in the way :ref:`the DDP tutorial's launcher
+# <ddp-launcher>` explains: N processes from
+# ``torch.multiprocessing.start_processes`` (copies of a fork server that has
+# never used CUDA or run a backward pass; ``torch`` limited to one thread in
+# each), a rendezvous store of its own on a port that the operating system
+# picks, the variables that ``init_process_group`` and this page read, and
+# each process's printed lines sent back and shown tagged with its rank,
+# under a line that says where the processes ran. Your own scripts need none
+# of it.
 
 
 def start_method():
@@ -678,16 +678,17 @@ def launch(world_size, job, *args, timeout=300.0):
     if method == "forkserver":  # what the fork server imports once, for every copy
         context.set_forkserver_preload(["torch", "torch._dynamo", "torch.distributed",
                                         "matplotlib.pyplot"])
-    with socket.socket() as probe:  # the operating system picks a free port
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    results = context.SimpleQueue()
+    ports, results = context.SimpleQueue(), context.SimpleQueue()
     processes = mp.start_processes(
-        _as_rank, args=(world_size, port, results, job, args), nprocs=world_size,
+        _as_rank, args=(world_size, ports, results, job, args), nprocs=world_size,
         join=False, daemon=True, start_method=method,
     )
-    reports, deadline = {}, time.monotonic() + timeout
+    reports, deadline, store = {}, time.monotonic() + timeout, None
     try:
+        # The store, on a port that the operating system picks and this process holds.
+        store = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)
+        for _ in range(world_size):
+            ports.put(store.port)
         while not processes.join(timeout=0.1):  # raises if a process failed
             while not results.empty():
                 rank, *report = results.get()
@@ -698,19 +699,21 @@ def launch(world_size, job, *args, timeout=300.0):
         for process in processes.processes:
             process.kill()  # does nothing to those that have exited
             process.join()
+        store = None  # stops the store's thread before anything is forked again
     while not results.empty():
         rank, *report = results.get()
         reports[rank] = tuple(report)
     return [reports[rank] for rank in range(world_size)]
 
 
-def _as_rank(rank, world_size, port, results, job, args):
+def _as_rank(rank, world_size, ports, results, job, args):
     """Become rank ``rank`` as ``torchrun`` would make it, run the job, say on which GPU."""
     gc.freeze()  # what this copy started with, its garbage collector skips
     torch.set_num_threads(1)
     os.environ.update(
         RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
-        LOCAL_WORLD_SIZE=str(world_size), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+        LOCAL_WORLD_SIZE=str(world_size), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(ports.get()),
+        TORCHELASTIC_USE_AGENT_STORE="True", TORCHELASTIC_RESTART_COUNT="0",
     )
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):

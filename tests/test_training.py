@@ -9,6 +9,7 @@ under ``torchrun``, as its readers start it.
 """
 
 import ast
+import contextlib
 import math
 import os
 import re
@@ -404,6 +405,31 @@ def test_evaluate_counts_each_point_once(ddp_definitions):
     (exact, padded), *others = [value for _, value, _ in reports]
     assert exact[1] == HELD_OUT and padded[1] == 501
     assert all(other == (exact, padded) for other in others)  # every process has the sums
+
+
+def who_listens_on_the_store_port():
+    """(whether a socket of this machine listens on MASTER_PORT, whether it is this process's)."""
+    port, own = int(os.environ["MASTER_PORT"]), set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            own.add(os.readlink(f"/proc/self/fd/{fd}"))
+    listening = set()
+    tables = [Path("/proc/net/tcp"), Path("/proc/net/tcp6")]  # the store listens on IPv6 too
+    for line in [row for table in tables if table.is_file() for row in table.read_text().splitlines()[1:]]:
+        _, local, _, state, *_, inode = line.split()[:10]
+        if state == "0A" and int(local.split(":")[1], 16) == port:  # 0A: LISTEN
+            listening.add(f"socket:[{inode}]")
+    return bool(listening), bool(listening & own)
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").is_file(), reason="reads Linux's /proc")
+@pytest.mark.parametrize("page", [DDP_PAGE, FSDP_PAGE])
+def test_the_launcher_holds_the_store_port_and_no_rank_opens_it(page):
+    """The store is the launcher's, bound before any process learns its port: no port is
+    free between being picked and being used, for a side-by-side job to take (it was)."""
+    with loaded_as_script(ROOT / "examples" / f"{page}.py") as namespace:
+        reports = namespace["launch"](2, who_listens_on_the_store_port)
+    assert [value for _, value, _ in reports] == [(True, False), (True, False)]
 
 
 def checkpoint_round_trip(folder):
