@@ -17,7 +17,7 @@ import time
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import FIGURE_EXAMPLE, mini_copy, outside_env
+from conftest import FIGURE_EXAMPLE, ROOT, mini_copy, outside_env
 from translation.catalogs import read, write
 
 BROKEN = '"""\nBroken\n======\n"""\n\nraise RuntimeError("deliberately broken example")\n'
@@ -474,14 +474,21 @@ def test_the_lock_goes_with_a_killed_build(project):
     assert "waiting: " not in result.stdout + result.stderr
 
 
-def test_the_test_session_holds_the_checkout_lock():
-    """`make html` started while `make test` runs waits for it (see conftest.py)."""
-    from checkout_lock import ROOT, describe_holder
-
-    assert describe_holder(ROOT).startswith("`make test` (pid ")
-    probe = "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)"
-    result = subprocess.run([sys.executable, "-c", probe, str(ROOT)], capture_output=True, text=True)
-    assert result.returncode != 0 and "BlockingIOError" in result.stderr
+def test_a_build_started_during_make_test_waits_and_says_for_what():
+    """README, "One build at a time": `make html` started while `make test` reads this
+    checkout's site waits for it, and says so. Through the lock every build target takes
+    (checkout_lock.py, as the Makefile calls it), running `true` where the build would."""
+    waiting = subprocess.Popen([sys.executable, "conf/checkout_lock.py", "make html", "--", "true"],
+                               cwd=ROOT, env=outside_env(), stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        said = waiting.stderr.readline()  # `true` would have run and the line stayed empty
+        assert said.startswith("waiting: `make test` (pid "), said
+        assert "`make html` starts when it is done" in said
+        time.sleep(0.5)
+        assert waiting.poll() is None  # still waiting
+    finally:
+        waiting.kill()
+        waiting.wait()
 
 
 def test_a_follower_refuses_a_stale_gallery(project):
