@@ -818,6 +818,7 @@ if __name__ == "__main__" and plt is not None:
 import contextlib
 import datetime
 import re
+import textwrap
 import time
 import warnings
 
@@ -860,26 +861,36 @@ if __name__ == "__main__":
 # ``broadcast_buffers=False`` leaves the buffers out of the first copy as
 # well, while ``forward_sync_buffers=False`` still copies them then. Here
 # rank 1 sets the buffer to 1 before wrapping and to 11 before a forward
-# pass:
+# pass, and the lines under the table show the ``FutureWarning`` that each
+# way of wrapping gave, if any:
 
 
 def marks_with(layer, options):
-    """Wrap with ``options``; the buffer after wrapping and after one forward pass."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # broadcast_buffers
+    """Wrap with ``options``; the buffer after wrapping and after one forward
+    pass, and the deprecation warnings that wrapping gave."""
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always", FutureWarning)
         model = DDP(layer, **options)
     at_wrap = int(layer.mark.item())
     layer.mark.fill_(10 + dist.get_rank())
     loss_fn(model(dataset.data[:4])).backward()
-    return at_wrap, int(layer.mark.item())
+    deprecated = [str(w.message) for w in warned if issubclass(w.category, FutureWarning)]
+    return at_wrap, int(layer.mark.item()), deprecated
 
 
 if __name__ == "__main__":
     print("rank 1's buffer             after wrapping   after a forward pass")
+    warnings_given = {}
     for options in ({}, {"forward_sync_buffers": False}, {"broadcast_buffers": False}):
-        _, (at_wrap, at_forward) = launch(2, with_marked_layer, (marks_with, options))[1]
+        _, (at_wrap, at_forward, deprecated) = launch(
+            2, with_marked_layer, (marks_with, options)
+        )[1]
         name = ", ".join(f"{key}={value}" for key, value in options.items()) or "(default)"
         print(f"{name:<27} {at_wrap:<16} {at_forward}")
+        warnings_given[name] = deprecated
+    for name, deprecated in warnings_given.items():
+        for message in deprecated or ["no FutureWarning"]:
+            print(textwrap.fill(f"{name}: {message}", width=79, subsequent_indent="    "))
 
 # %%
 # .. _ddp-uneven:
