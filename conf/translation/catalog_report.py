@@ -32,13 +32,7 @@ from translation.progress import (
     ExtractionError,
     fresh_templates,
     language_counts,
-    page_counts,
 )  # noqa: E402
-
-
-def count_entries(po_path):
-    """Return the Counts of the catalog at *po_path* as it stands (no template merged in)."""
-    return page_counts(po_path, None, None)
 
 
 def stat(locale_dir, langs, pot_dir=None):
