@@ -321,16 +321,6 @@ def test_with_env_init_rank_0_hosts_the_store_and_waits_for_every_rank(monkeypat
     assert "rank 0's store: Timed out waiting for clients. 1/3 clients joined." in printed
 
 
-def test_under_torchrun_rank_0_is_only_a_client_of_the_agents_store(monkeypatch):
-    server = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)
-    monkeypatch.setenv("TORCHELASTIC_USE_AGENT_STORE", "True")
-    rendezvous = importlib.import_module("torch.distributed.rendezvous")
-    timeout = datetime.timedelta(seconds=5)
-    client = rendezvous._create_c10d_store("127.0.0.1", server.port, 0, 2, timeout)
-    client.set("arrived", "yes")  # no wait for rank 1: the agent hosts the store
-    assert server.get("arrived") == b"yes"
-
-
 PRINT_ENV = """
 import json, os, subprocess, sys
 if os.environ["RANK"] == "0":
