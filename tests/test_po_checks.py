@@ -834,6 +834,47 @@ def test_a_role_glued_to_a_word_is_called_glued_where_its_other_use_is_spaced():
     assert "glued to the text before it" in finding.message, finding
 
 
+def test_the_gate_says_sphinx_warns_exactly_where_a_build_warns(tmp_path):
+    """references asks Sphinx's own comparison: named links in another order and a role
+    written not to link (``!``) made a link fail a -W build, though the stand-in parse sees
+    the same references; dropping a role that is no link fails nothing (words only)."""
+    src = tmp_path / "src"
+    po = src / "locale" / "zh_TW" / "LC_MESSAGES"
+    po.mkdir(parents=True)
+    (src / "conf.py").write_text("locale_dirs = ['locale']\nlanguage = 'zh_TW'\n")
+    cases = {  # English: (translation, whether Sphinx warns)
+        "Built from `Alpha`_ by `Beta`_.": ("由 `Beta`_ 從 `Alpha`_ 建置。", True),
+        "The :mod:`!torch.distributed` package.": (":mod:`torch.distributed` 套件。", True),
+        "Call :func:`!torch.cuda.set_device` first.": ("先呼叫 torch.cuda.set_device。", False),
+        "Read :ref:`alpha` first.": ("先讀 :ref:`beta`。", True),
+        "Read :ref:`beta` then.": ("再讀 :ref:`乙 <beta>`。", False),
+    }
+    sections = "".join(f"\n.. _{n.lower()}:\n\n{n}\n{'-' * len(n)}\n\nText.\n" for n in ("Alpha", "Beta"))
+    (src / "index.rst").write_text("Links\n=====\n\n" + "\n\n".join(cases) + "\n" + sections)
+    catalog = Catalog(locale="zh_TW")
+    for msgid, (msgstr, _) in cases.items():
+        catalog.add(msgid, msgstr)
+    write(catalog, po / "index.po")
+    built = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", str(src), str(src / "_build")],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    for msgid, (msgstr, warns) in cases.items():
+        line = 4 + 2 * list(cases).index(msgid)
+        assert (f"index.rst:{line}: WARNING: inconsistent" in built.stderr) == warns, (msgid, built.stderr)
+        found = list(references.check(Message(msgid, msgstr, "zh_TW", "rst", _Sphinx)))
+        claims = [f for f in found if "Sphinx warns" in f.message]
+        assert bool(claims) == warns or (warns and any("leads to" in f.message for f in found)), (
+            msgid,
+            found,
+        )
+        assert all(f.severity == "error" for f in claims)
+    reordered = references.check(Message("Built from `Alpha`_ by `Beta`_.", "由 `Beta`_ 從 `Alpha`_ 建置。 #noqa",
+                                         "zh_TW", "rst", _Sphinx))  # fmt: skip
+    assert list(reordered) == []  # the fix the error gives: with #noqa Sphinx links each by name
+    english = "Call :func:`!torch.cuda.set_device` first."
+    dropped = references.check(Message(english, cases[english][0], "zh_TW", "rst", _Sphinx))
+    assert [f.message for f in dropped] == ["drops :func:`!torch.cuda.set_device`"]  # words, no link
+
+
 def test_renamed_link_names_are_judged_as_sphinx_builds_them(tmp_path):
     """One renamed `name`_ with #noqa links right, silently; without, Sphinx warns; two
     renamed in one translation, #noqa or not, may each take the other's target."""

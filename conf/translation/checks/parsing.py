@@ -43,6 +43,7 @@ from sphinx.domains.math import MathDomain
 from sphinx.domains.python import PythonDomain
 from sphinx.domains.rst import ReSTDomain
 from sphinx.domains.std import StandardDomain
+from sphinx.transforms.i18n import _NodeUpdater
 from sphinx.util.docutils import docutils_namespace, sphinx_domains
 from sphinx.util.logging import suppress_logging
 
@@ -493,6 +494,48 @@ def sphinx_paragraph(text, syntax):
             return None
     first = document[0] if document.children else None
     return first if isinstance(first, nodes.paragraph) else None
+
+
+class _Heard(logging.Handler):
+    """What Sphinx's loggers say while it is attached."""
+
+    def __init__(self):
+        super().__init__()
+        self.said = []
+
+    def emit(self, record):
+        self.said.append(record.getMessage())
+
+
+def inconsistent_references(english, translation, syntax, noqa=False):
+    """Sphinx's own "inconsistent ... references" warnings on *translation* of *english*, in
+    its words; None if either is not one paragraph (``unused`` says why).
+
+    What the build's Locale transform runs on each translated paragraph
+    (sphinx/transforms/i18n.py's ``_NodeUpdater``, its five comparisons), on
+    the paragraphs :func:`sphinx_paragraph` makes: each warning fails a ``-W``
+    build. With *noqa* (``#noqa`` ends the translation) Sphinx compares nothing.
+    """
+    old, new = sphinx_paragraph(english, syntax), sphinx_paragraph(translation, syntax)
+    if old is None or new is None:
+        return None
+    old, new = old.deepcopy(), new.deepcopy()  # the updater renames and re-links what it compares
+    document = utils.new_document("<message>", _sphinx()[1])
+    document += old
+    logger, heard = logging.getLogger("sphinx"), _Heard()
+    propagate, logger.propagate = logger.propagate, False
+    logger.addHandler(heard)
+    try:
+        updater = _NodeUpdater(old, new, document, noqa)
+        updater.update_autofootnote_references()
+        updater.update_refnamed_references()
+        updater.update_refnamed_footnote_references()
+        updater.update_citation_references()
+        updater.update_pending_xrefs()
+    finally:
+        logger.removeHandler(heard)
+        logger.propagate = propagate
+    return heard.said
 
 
 # -- Python ---------------------------------------------------------------------

@@ -22,9 +22,11 @@ replaced by a cross-reference to the same page, a substitution left out.
 import re
 from collections import Counter
 
-from .common import error, split_url, warning
+from sphinx.transforms.i18n import parse_noqa
+
+from .common import ERROR, error, split_url, warning
 from .markup import pairs, squeeze
-from .parsing import EXPLICIT_TITLE, is_xref, lookup, parse, spaced, written
+from .parsing import EXPLICIT_TITLE, inconsistent_references, is_xref, lookup, parse, spaced, written
 
 # A language in a URL: zh.wikipedia.org, /zh-cn/, _ZH-CN.pdf.
 _LANGUAGE = re.compile(
@@ -95,8 +97,13 @@ def role_change(old, new, target):
     return warning(f"{change}: :{new}: {what}; keep :{old}: unless that is meant", at=f":{new}:")
 
 
-def xrefs(message, english, translated):
-    """Yield cross-references whose targets or roles differ from the English's."""
+def xrefs(message, english, translated, silent=False):
+    """Yield cross-references whose targets or roles differ from the English's.
+
+    *silent*: Sphinx's own comparison found nothing (its parse keeps every
+    cross-reference; one written ``:func:`!name``` is no link, and words only).
+    """
+    claim = "" if silent else f": {INCONSISTENT}"
     old = [r for r in english.roles if is_xref(r.name)]
     new = [r for r in translated.roles if is_xref(r.name) and "`" not in r.text]  # else markup's
     lost = list((Counter(r.target for r in old) - Counter(r.target for r in new)).elements())
@@ -125,18 +132,20 @@ def xrefs(message, english, translated):
             yield error(f"{shown} leads to {raw_target(role)!r}, the English to "
                         f"{raw_target(replaced)!r}", at=role.text)  # fmt: skip
         else:
-            yield warning(f"adds {shown}: {INCONSISTENT}", at=role.text)
+            yield warning(f"adds {shown}{claim}", at=role.text)
     for role in lost_roles:
+        if silent and not role.text.startswith("!"):
+            continue  # Sphinx's parse of the translation has it: the stand-in misread it
         marker = (rf"[:：]{re.escape(role.name)}[:：]" if message.syntax == "rst"
                   else rf"\{{{re.escape(role.name)}\}}")  # fmt: skip
         if role.text not in translated.prose:
-            yield error(f"drops {role_text(role, message.syntax)}: {INCONSISTENT}")
+            yield error(f"drops {role_text(role, message.syntax)}{claim}")
         elif not re.search(marker + r"[`'‘“]" + re.escape(role.text), message.msgstr):
             # (else the role is written out but shown raw: markup says why)
             space = spaced(role.name, role.text, message.msgstr, message.syntax)
             why = (f"the space after :{role.name}: makes it text" if space else
                    "its words are plain text or italics here, no link")  # fmt: skip
-            yield error(f"drops {role_text(role, message.syntax)} ({why}): {INCONSISTENT}",
+            yield error(f"drops {role_text(role, message.syntax)} ({why}){claim}",
                         at=space[:12] if space else role.text)  # fmt: skip
 
 
@@ -211,8 +220,9 @@ def links(message, english, translated):
             yield error(f"changes the link {uri} to {new}", at=new)
 
 
-def names(english, translated, noqa=False):
-    """Yield changed named links, substitutions, footnote and citation references."""
+def names(english, translated, noqa=False, silent=False):
+    """Yield changed named links, substitutions, footnote and citation references
+    (*silent*: Sphinx compared the named links and notes and found them alike)."""
     kinds = (
         ("refnames", "link", f"{INCONSISTENT}: keep it as in the English, or end the "
                              "translation with #noqa"),
@@ -220,6 +230,8 @@ def names(english, translated, noqa=False):
         ("notes", "footnote or citation reference", INCONSISTENT),
     )  # fmt: skip
     for attribute, what, fix in kinds:
+        if silent and attribute != "substitutions":
+            continue
         old, new = getattr(english, attribute), getattr(translated, attribute)
         lost, added = sorted((old - new).elements()), sorted((new - old).elements())
         for name in [n for n in added if attribute == "refnames" and _NO_SPACE.search(n)]:
@@ -260,13 +272,55 @@ def names(english, translated, noqa=False):
 
 
 def check(message):
-    """Yield the references of the translation that lead elsewhere than the English's."""
+    """Yield the references of the translation that lead elsewhere than the English's.
+
+    Whether the build fails on them, Sphinx decides: its own comparison
+    (parsing.inconsistent_references). The findings below say why and how to
+    fix it, and claim Sphinx's warning only where Sphinx gives it; a warning
+    Sphinx gives where the stand-in parse sees the same references
+    (named links in another order, ``:mod:`!name``` made a link) is an error in
+    its words.
+    """
     if message.syntax == "text" or "\n" in message.msgid or message.msgid == message.msgstr:
         return
     known = message.project.roles
     english = parse(message.msgid, message.syntax, known)
     translated = parse(message.msgstr, message.syntax, known)
-    yield from xrefs(message, english, translated)
-    yield from links(message, english, translated)
+    said = None
+    if any(refers(parsed) for parsed in (english, translated)):  # else nothing to compare (most)
+        translation = parse_noqa(message.msgstr)[0]
+        said = inconsistent_references(message.msgid, translation, message.syntax, message.noqa)
+    silent = said == [] and not message.noqa  # Sphinx compared, and found them alike
+    found = [*xrefs(message, english, translated, silent), *links(message, english, translated)]
     if message.syntax == "rst":
-        yield from names(english, translated, message.noqa)
+        found += names(english, translated, message.noqa, silent)
+    yield from found
+    if said and not any(finding.severity == ERROR for finding in found) and alike(english, translated):
+        fix = next((fix for start, fix in UNSEEN if said[0].startswith(start)), "")
+        yield error(f"Sphinx warns: {said[0]} (fails -W){fix}")  # (else markup says why)
+
+
+# What the stand-in parse cannot see but Sphinx warns of, by the start of its warning.
+UNSEEN = (
+    ("inconsistent references", ": the same named links in another order; end the translation "
+                                "with #noqa, and each still leads where the English's does"),
+    ("inconsistent term references", ": a role that the English writes with ! (no link) or "
+                                     "without; write each as the English does"),
+)  # fmt: skip
+
+
+def refers(parsed):
+    """Whether the stand-in parse sees a reference, or markup it could not read, in a message."""
+    return bool(parsed.roles or parsed.refnames or parsed.notes or parsed.links or parsed.anonymous
+                or parsed.stray)  # fmt: skip
+
+
+def alike(english, translated):
+    """Whether the stand-in parse sees the same references in both, in any order."""
+
+    def targets(parsed):
+        return Counter(r.target for r in parsed.roles if is_xref(r.name))
+
+    return targets(english) == targets(translated) and all(
+        getattr(english, name) == getattr(translated, name) for name in ("refnames", "notes", "links")
+    )
