@@ -416,6 +416,33 @@ def test_role_changes_and_numbered_starts_are_judged_as_sphinx_builds_them(tmp_p
         assert [f.severity for f in unused.check(message)] == ["error"]
 
 
+def test_a_myst_translation_sphinx_drops_is_named_by_its_own_mark(tmp_path):
+    """unused reads Sphinx's MyST parse, and names MyST's mark, not reST's: a quote shows the
+    English on the built page; a code block and an HTML block show as the translation's
+    text, without markup (Locale takes them for literal blocks), the HTML's tags as text."""
+    cases = {  # English: (translation, what the page shows, severity, what the check must name)
+        "Quote it here.": ("> 在这里引用。", "<p>Quote it here.</p>", "error", 'starts with ">"'),
+        "Indent it here.": ("    在这里缩进。", "<p>在这里缩进。\n</p>", "warning", "four spaces"),
+        "Wrap it here.": ("<div>在这里包装。</div>", "<p>&lt;div&gt;在这里包装。&lt;/div&gt;</p>", "error", "HTML"),
+    }  # fmt: skip
+    po = tmp_path / "locale" / "zh_CN" / "LC_MESSAGES"
+    po.mkdir(parents=True)
+    (tmp_path / "conf.py").write_text("extensions = ['myst_parser']\nlocale_dirs = ['locale']\n")
+    (tmp_path / "index.md").write_text("# Main\n\n" + "\n\n".join(cases) + "\n")
+    catalog = Catalog(locale="zh_CN")
+    for msgid, (msgstr, *_) in cases.items():
+        catalog.add(msgid, msgstr)
+    write(catalog, po / "index.po")
+    cmd = [sys.executable, "-m", "sphinx", "-q", "-b", "html", "-D", "language=zh_CN", str(tmp_path),
+           str(tmp_path / "_build")]  # fmt: skip
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    html = (tmp_path / "_build" / "index.html").read_text("utf-8")
+    for msgid, (msgstr, shown, severity, named) in cases.items():
+        assert shown in html
+        [finding] = unused.check(Message(msgid, msgstr, "zh_CN", "myst", _Glossary()))
+        assert finding.severity == severity and named in finding.message, finding
+
+
 @pytest.mark.parametrize(("text", "is_code"), [
     (">>> x = 1", True),
     ("for data in loader:\n    print(data.size())", True),

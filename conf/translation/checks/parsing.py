@@ -400,29 +400,20 @@ def parse(text, syntax, known_roles=frozenset()):
 # -- The node Sphinx makes of a translation -------------------------------------
 
 
-def sphinx_node(text, syntax, title, known_roles=frozenset()):
+def sphinx_node(text, syntax, title):
     """Return (node, dropped): what Sphinx keeps of translation *text*, and what it drops.
 
     *node* is the tag of the node Sphinx's Locale transform gets for a
-    paragraph-like node (*title* false) or a section title (*title* true): it
-    uses the translation only if that is "paragraph" or "title". *dropped*
-    lists the blocks after the first, which it silently throws away.
+    paragraph-like node (*title* false) or a section title (*title* true), on
+    Sphinx's own parse (:func:`sphinx_document`): it uses the translation only
+    if that is "paragraph" or "title". *dropped* lists the blocks after the
+    first, which it silently throws away.
     """
     if not title and syntax in _MARKUP_START and plain(text, syntax):
         return "paragraph", []
-    if title:
-        text += "\n" + "=" * len(text) * 2  # what Sphinx appends to a title
-    else:
-        text = as_locale_parses(text)
-    if syntax == "myst":
-        blocks = [t.type.removesuffix("_open") for t in myst_tokens(text)
-                  if t.level == 0 and t.nesting >= 0]  # fmt: skip
-        blocks = ["section" if b == "heading" else b for b in blocks]  # MyST makes sections
-        if title and blocks[:1] == ["section"]:
-            blocks = ["title"]
-        return (blocks[0] if blocks else "nothing"), blocks[1:]
-    document = rst_document(text, known_roles or builtin_roles())
-    blocks = [b for b in document.children if not isinstance(b, nodes.system_message)]
+    text = text + "\n" + "=" * len(text) * 2 if title else as_locale_parses(text)  # as Locale does
+    document = sphinx_document(text, syntax)
+    blocks = [b for b in (document or []) if not isinstance(b, nodes.system_message)]
     if not blocks:
         return "nothing", []
     first = blocks[0]
@@ -470,16 +461,11 @@ def _sphinx():
 
 
 @functools.lru_cache(maxsize=8192)
-def sphinx_paragraph(text, syntax):
-    """The paragraph that Sphinx's own reST or MyST parser (*syntax* "rst" or "myst") makes of
-    message *text*, as Sphinx's Locale transform parses a translation; None if it is none.
-
-    The same parsers, roles and settings as a build, so the build's judge of
-    what a translation adds (translation/only_words.py) sees the same nodes.
-    The result is shared: do not change it.
-    """
+def sphinx_document(text, syntax):
+    """The document that Sphinx's own reST or MyST parser (*syntax* "rst" or "myst") makes of
+    *text*, with Sphinx's roles and directives and a build's settings; None if Sphinx itself
+    fails on it (a directive it cannot run here). The result is shared: do not change it."""
     app, settings, (own_directives, own_roles) = _sphinx()
-    text = as_locale_parses(text)
     document = utils.new_document("<message>", settings)
     with docutils_namespace(), sphinx_domains(app.env), suppress_logging():
         directives._directives.update(own_directives)
@@ -490,9 +476,21 @@ def sphinx_paragraph(text, syntax):
             else:
                 parser = app.registry.create_source_parser("markdown", config=app.config, env=app.env)
                 parser.parse(text, document)
-        except Exception:  # a directive Sphinx itself fails on: no paragraph (the build refuses it)
+        except Exception:
             return None
-    first = document[0] if document.children else None
+    return document
+
+
+def sphinx_paragraph(text, syntax):
+    """The paragraph that Sphinx makes of message *text*, as its Locale transform parses a
+    translation (:func:`sphinx_document`); None if it is none.
+
+    The same parsers, roles and settings as a build, so the build's judge of
+    what a translation adds (translation/only_words.py) sees the same nodes.
+    The result is shared: do not change it.
+    """
+    document = sphinx_document(as_locale_parses(text), syntax)
+    first = document[0] if document is not None and document.children else None
     return first if isinstance(first, nodes.paragraph) else None
 
 

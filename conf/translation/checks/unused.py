@@ -1,7 +1,9 @@
 """unused: Sphinx will not use the translation and silently shows the English instead.
 
 Sphinx parses a translation on its own and keeps it only if it is the node
-it replaces: a paragraph (or a title, for a section title). A translation
+it replaces: a paragraph (or a title, for a section title), or a block it
+takes for a literal one (a MyST code block, a doctest, an HTML block), whose
+text it then shows without markup: a warning, an error for HTML. A translation
 that parses as a list, a block quote, a heading or a table is dropped
 without a warning; one that parses as a paragraph followed by more blocks
 loses those blocks. The English tells which node a message comes from: it
@@ -12,19 +14,19 @@ for "Open the file." is a numbered list, and Sphinx shows the English.
 
 import re
 
+from sphinx.transforms.i18n import LITERAL_TYPE_NODES
+
 from .common import error, warning
 from .parsing import sphinx_node
 
 USED = ("paragraph", "title")
+AS_TEXT = {node.__name__ for node in LITERAL_TYPE_NODES}  # what Locale also takes, as text
 UNUSED = "Sphinx will not use this translation and shows the English"
 # Why a one-line translation is some other block, and how to keep it a paragraph.
 WHY = {
     "bullet_list": ('it starts like a list item ("- ", "* " or "+ ")', 'escape the mark: "\\- "'),
     "enumerated_list": ('it starts like a numbered item ("1. ", "a) ")', 'escape it: "1\\. "'),
-    "ordered_list": ('it starts like a numbered item ("1. ")', 'escape it: "1\\. "'),
     "block_quote": ("it starts with a space (a block quote)", "remove the leading space"),
-    "blockquote": ('it starts with ">" (a block quote)', 'escape it: "\\>"'),
-    "code_block": ("it starts with four spaces (a code block)", "remove the leading spaces"),
     "field_list": ('it starts like a field (":name: ")', "reword the start"),
     "option_list": ('it starts like a command-line option ("-x ")', "reword the start"),
     "doctest_block": ('it starts with ">>> "', "reword the start"),
@@ -32,6 +34,13 @@ WHY = {
     "comment": ('it starts with ".. "', "reword the start"),
     "section": ('it starts with "#" (a heading)', 'escape it: "\\#"'),
     "raw": ("it is a directive", "write a paragraph"),
+}
+# MyST's nodes that mean something else than reST's (Sphinx's MyST parser makes them).
+WHY_MYST = {
+    **WHY,
+    "block_quote": ('it starts with ">" (a block quote)', 'escape it: "\\>"'),
+    "literal_block": ("it starts with four spaces (a code block)", "remove the leading spaces"),
+    "raw": ("it is HTML (a block of it)", "write a paragraph, or escape the < as &lt;"),
 }
 
 
@@ -44,9 +53,11 @@ def sentence(text):
     return bool(_SENTENCE_END.search(text.rstrip())) and not text.rstrip().endswith("...")
 
 
-def reason(node):
+def reason(node, syntax):
     """Return why a translation is a *node*, and the fix."""
-    why, fix = WHY.get(node, (f"it parses as {node.replace('_', ' ')}", "reword it"))
+    why, fix = (WHY_MYST if syntax == "myst" else WHY).get(
+        node, (f"it parses as {node.replace('_', ' ')}", "reword it")
+    )
     return f"{why}; {fix}"
 
 
@@ -60,11 +71,17 @@ def check(message):
     msgid, msgstr, syntax = message.msgid, message.msgstr, message.syntax
     if syntax == "text" or "\n" in msgid or msgid == msgstr:
         return  # literal blocks are wrapped in "::" and never parsed
-    known = message.project.roles
-    english = sphinx_node(msgid, syntax, False, known)
-    translated = sphinx_node(msgstr, syntax, False, known)
+    english = sphinx_node(msgid, syntax, False)
+    translated = sphinx_node(msgstr, syntax, False)
     if usable(english) and usable(translated):
         return  # the common case: a paragraph for a paragraph
+    if usable(english) and translated[0] in AS_TEXT and not translated[1]:
+        # Locale takes these for a literal block's text: their text, no markup, in the paragraph
+        shown = "its HTML tags as text" if translated[0] == "raw" else "its markup unrendered"
+        yield (error if translated[0] == "raw" else warning)(
+            f"Sphinx shows this translation as plain text, {shown}: {reason(translated[0], syntax)}"
+        )
+        return
     if usable(english) and translated[0] in USED:
         dropped = ", ".join(d.replace("_", " ") for d in translated[1])
         yield error(
@@ -73,16 +90,16 @@ def check(message):
         )
         return
     # Is it a section title? Sphinx parses those with an underline added.
-    title = usable(sphinx_node(msgid, syntax, True, known))
-    as_title = sphinx_node(msgstr, syntax, True, known)
+    title = usable(sphinx_node(msgid, syntax, True))
+    as_title = sphinx_node(msgstr, syntax, True)
     indented = msgstr[:1].isspace() and not msgid[:1].isspace()
     if usable(english) and (indented or not title or not usable(as_title) or sentence(msgid)):
-        yield error(f"{UNUSED}: {reason(translated[0])}")
+        yield error(f"{UNUSED}: {reason(translated[0], syntax)}")
     elif usable(english):
         yield warning(
             f"Sphinx uses this translation only if it is a title; for a paragraph "
-            f"it shows the English: {reason(translated[0])}"
+            f"it shows the English: {reason(translated[0], syntax)}"
         )
     elif not usable(as_title) and (title or syntax == "myst"):
         # A title such as "1. Install": reST reads it back, MyST does not ("2\\. ...").
-        yield error(f"{UNUSED}: {reason(as_title[0])}")
+        yield error(f"{UNUSED}: {reason(as_title[0], syntax)}")
