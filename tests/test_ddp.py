@@ -38,9 +38,15 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc, fo
 
 @pytest.fixture(scope="module")
 def as_script():
-    """The example's functions, as its launcher's processes load them (no cell that does work)."""
+    """The example's functions, as its launcher's processes load them (no cell that does work),
+    with the fork server already started, so that a test timing a launch times the launch."""
     with loaded_as_script(EXAMPLE) as namespace:
+        namespace["launch"](1, nothing)
         yield namespace
+
+
+def nothing():
+    """A job that does nothing."""
 
 
 def printed():
