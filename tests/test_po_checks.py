@@ -875,6 +875,8 @@ def test_the_gate_says_sphinx_warns_exactly_where_a_build_warns(tmp_path):
         "Call :func:`!torch.cuda.set_device` first.": ("先呼叫 torch.cuda.set_device。", False),
         "Read :ref:`alpha` first.": ("先讀 :ref:`beta`。", True),
         "Read :ref:`beta` then.": ("再讀 :ref:`乙 <beta>`。", False),
+        "Use :option:`!--alpha` here.": ("請用 :option:`!—alpha`。", False),  # no link: its text
+        "The :class:`Alpha` object.": (":class:`.Alpha` 物件。", False),  # the same target
     }
     sections = "".join(f"\n.. _{n.lower()}:\n\n{n}\n{'-' * len(n)}\n\nText.\n" for n in ("Alpha", "Beta"))
     (src / "index.rst").write_text("Links\n=====\n\n" + "\n\n".join(cases) + "\n" + sections)
@@ -897,6 +899,10 @@ def test_the_gate_says_sphinx_warns_exactly_where_a_build_warns(tmp_path):
     reordered = references.check(Message("Built from `Alpha`_ by `Beta`_.", "由 `Beta`_ 從 `Alpha`_ 建置。 #noqa",
                                          "zh_TW", "rst", _Sphinx))  # fmt: skip
     assert list(reordered) == []  # the fix the error gives: with #noqa Sphinx links each by name
+    said = {msgid: [(f.severity, f.message.rsplit("; ", 1)[-1]) for f in references.check(
+        Message(msgid, cases[msgid][0], "zh_TW", "rst", _Sphinx))] for msgid in list(cases)[-2:]}  # fmt: skip
+    assert said == {"Use :option:`!--alpha` here.": [("error", "copy it as in the English")],
+                    "The :class:`Alpha` object.": [("warning", "check the link")]}, said  # fmt: skip
     english = "Call :func:`!torch.cuda.set_device` first."
     dropped = references.check(Message(english, cases[english][0], "zh_TW", "rst", _Sphinx))
     assert [f.message for f in dropped] == ["drops :func:`!torch.cuda.set_device`"]  # words, no link

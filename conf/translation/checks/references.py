@@ -128,6 +128,14 @@ def xrefs(message, english, translated, silent=False):
                 + (f"; keep the English target: {fix}" if fix else ""),
                 at=role.text,
             )
+        elif replaced and "!" in role.text[:1] + replaced.text[:1]:
+            yield error(f"changes {role_text(replaced, message.syntax)} to {shown}: written with !, "
+                        "it is no link, and the reader sees its text; copy it as in the English",
+                        at=role.text)  # fmt: skip
+        elif replaced and silent:  # ".date" for "date": Sphinx keeps the English's target
+            yield warning(f"{shown} for the English's {role_text(replaced, message.syntax)}: Sphinx "
+                          "compares the same target, but may find another object with it; check "
+                          "the link", at=role.text)  # fmt: skip
         elif replaced:
             yield error(f"{shown} leads to {raw_target(role)!r}, the English to "
                         f"{raw_target(replaced)!r}", at=role.text)  # fmt: skip
