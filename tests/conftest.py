@@ -24,6 +24,7 @@ import types
 from pathlib import Path
 
 import pytest
+from bs4 import BeautifulSoup
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "conf"))
@@ -173,6 +174,15 @@ def copy_project(dest, with_gallery=True):
 
     with one_worker_at_a_time(sources=False):
         return copy(dest, with_gallery)
+
+
+def printed_lines(site, name, lang="en"):
+    """Every line the executed tutorial *name* printed, as its built page shows it, in order."""
+    html = (site / lang / "auto_examples" / f"{name}.html").read_text("utf-8")
+    article = BeautifulSoup(html, "html.parser").find("article")
+    return [
+        line for pre in article.select(".sphx-glr-script-out pre") for line in pre.get_text().splitlines()
+    ]
 
 
 @pytest.fixture(scope="session")

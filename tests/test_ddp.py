@@ -16,8 +16,7 @@ import types
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
-from conftest import ROOT, loaded_as_script
+from conftest import ROOT, loaded_as_script, printed_lines
 from site_extensions import example_guard
 
 torch = pytest.importorskip("torch")
@@ -47,15 +46,6 @@ def as_script():
 
 def nothing():
     """A job that does nothing."""
-
-
-def printed():
-    """Every line the executed DDP page printed, from the built site, in order."""
-    page = ROOT / "_build" / "html" / "en" / "auto_examples" / f"{EXAMPLE.stem}.html"
-    article = BeautifulSoup(page.read_text("utf-8"), "html.parser").find("article")
-    return [
-        line for pre in article.select(".sphx-glr-script-out pre") for line in pre.get_text().splitlines()
-    ]
 
 
 def ranks_left():
@@ -92,7 +82,7 @@ def test_shards_are_distributed_samplers(site, as_script, world_size):
     summary = f"samples: {counts} = {world_size * per_process}, {len(dataset)} distinct, {repeated} repeated"
     step = math.ceil(as_script["batch_size"] / world_size)
     batches = [world_size * min(step, per_process - i) for i in range(0, per_process, step)]
-    lines = printed()
+    lines = printed_lines(site, EXAMPLE.stem)
     at = lines.index(summary)  # the run's lines, after its own heading
     assert lines[at - 1].startswith(f"# {world_size} process")
     assert lines[at + 1] == "global batches: " + ", ".join(map(str, batches))
@@ -102,7 +92,7 @@ def test_shards_are_distributed_samplers(site, as_script, world_size):
 def test_one_ddp_step_equals_one_process(site, world_size):
     plural = "es" if world_size > 1 else ""
     line = f"{world_size} process{plural}: ranks identical: True, equal to one process: True"
-    assert line in printed()
+    assert line in printed_lines(site, EXAMPLE.stem)
 
 
 def hang_rank_1():
@@ -151,7 +141,7 @@ def test_launch_returns_output_and_value_in_rank_order(as_script):
 
 
 def test_uneven_batches_time_out_without_join_and_finish_with_it(site):
-    lines = printed()
+    lines = printed_lines(site, EXAMPLE.stem)
     start = lines.index("without join:")
     without, joined = lines[start + 1 : start + 3], lines[start + 4 : start + 6]
     assert lines[start + 3] == "with model.join():"

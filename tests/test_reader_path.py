@@ -29,7 +29,7 @@ import torch._dynamo  # noqa: F401  before any process group: DDP imports it (se
 import torch.distributed as dist
 import torch.nn as nn
 from bs4 import BeautifulSoup
-from conftest import loaded_as_script
+from conftest import loaded_as_script, printed_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -60,12 +60,6 @@ def code_blocks(article, collapsed):
         if (pre.find_parent("details") is not None) == collapsed:
             blocks.append(pre.get_text().removesuffix("\n"))
     return blocks
-
-
-def outputs(article):
-    """Every line the page's cells printed, in order."""
-    return [line for pre in article.select(".sphx-glr-script-out pre")
-            for line in pre.get_text().splitlines()]  # fmt: skip
 
 
 def run_quietly(path, run_name):
@@ -163,7 +157,7 @@ def test_ddp_page_teaches_torchrun_and_mp_spawn_and_folds_the_build_launcher(sit
 def test_a_new_module_is_on_the_cpu_until_moved(site):
     """The page's first sentence: a model runs on the CPU until it is moved."""
     assert torch.nn.Linear(2, 2).weight.device == torch.device("cpu")
-    printed = outputs(page(site, "plot_01_dataparallel"))
+    printed = printed_lines(site, "plot_01_dataparallel")
     assert "a new module's parameters are on cpu" in printed
 
 
@@ -174,7 +168,7 @@ def test_the_wrapper_prefixes_state_dict_keys_with_module(site, first):
     assert wrapped.module is inner and not hasattr(wrapped, "fc")
     with pytest.raises(RuntimeError, match="Missing key"):
         first["Model"](5, 2).load_state_dict(wrapped.state_dict())
-    printed = outputs(page(site, "plot_01_dataparallel"))
+    printed = printed_lines(site, "plot_01_dataparallel")
     assert "wrapped state_dict keys: ['module.fc.weight', 'module.fc.bias']" in printed
     assert "loading wrapped.module.state_dict(): <All keys matched successfully>" in printed
     assert any(line.startswith("loading wrapped.state_dict(): Missing key(s)") for line in printed)
@@ -186,7 +180,7 @@ def test_with_one_device_forward_still_scatters(site, first):
     assert "forward" not in vars(emulation) and emulation.forward is nn.DataParallel.forward
     assert first["steps_of_forward"](1) == ["scatter"]
     assert first["steps_of_forward"](3) == ["scatter", "replicate", "parallel_apply", "gather"]
-    printed = outputs(page(site, "plot_01_dataparallel"))
+    printed = printed_lines(site, "plot_01_dataparallel")
     assert "1 device: scatter" in printed
     assert "3 devices: scatter, replicate, parallel_apply, gather" in printed
 
@@ -206,7 +200,7 @@ def test_torch_replicas_lose_assignments_and_share_mutated_objects(monkeypatch, 
         replica(torch.randn(4, 5))
     assert probe.calls == 0 and all(replica.calls == 1 for replica in replicas)
     assert all(replica.seen is probe.seen for replica in replicas) and len(probe.seen) == 3
-    printed = outputs(page(site, "plot_01_dataparallel"))
+    printed = printed_lines(site, "plot_01_dataparallel")
     assert "calls counted on the module: 0 | entries in its list: 3" in printed
 
 
@@ -218,7 +212,7 @@ def test_torch_replicas_have_parameters_only_under_no_grad(monkeypatch, site, fi
     detached = replicate_module.replicate(probe, [0, 1, 2], detach=True)
     assert [len(list(replica.parameters())) for replica in detached] == [2, 0, 0]
     assert all(a is b for a, b in zip(detached[0].parameters(), probe.parameters()))
-    printed = outputs(page(site, "plot_01_dataparallel"))
+    printed = printed_lines(site, "plot_01_dataparallel")
     assert "(rows, parameters) in each replica: [(4, 0), (4, 0), (2, 0)]" in printed
     assert "(rows, parameters) under torch.no_grad(): [(4, 2), (4, 0), (2, 0)]" in printed
 
@@ -227,7 +221,7 @@ def test_torch_replicas_have_parameters_only_under_no_grad(monkeypatch, site, fi
 
 
 def test_the_page_computes_the_idle_bound(site):
-    printed = outputs(page(site, "plot_02_dataparallel_in_depth"))
+    printed = printed_lines(site, "plot_02_dataparallel_in_depth")
     assert "8 GPUs: largest batch that leaves a GPU idle: 49" in printed
     assert "each one is (N - 1) ** 2: True" in printed
 
@@ -239,7 +233,7 @@ def test_batchnorm_fails_only_with_one_value_per_channel(site):
             norm(torch.randn(*shape))
     nn.BatchNorm1d(3)(torch.randn(1, 3, 4))  # one sequence of 4 steps: 4 values
     nn.BatchNorm2d(3)(torch.randn(1, 3, 8, 8))  # one image: 64 values per channel
-    printed = outputs(page(site, "plot_02_dataparallel_in_depth"))
+    printed = printed_lines(site, "plot_02_dataparallel_in_depth")
     assert "BatchNorm2d on one 3 × 8 × 8 image: output (1, 3, 8, 8)" in printed
     assert any(line.startswith("BatchNorm2d on one 3 × 1 × 1 image: Expected more than 1 value")
                for line in printed)  # fmt: skip
@@ -249,7 +243,7 @@ def test_batchnorm_fails_only_with_one_value_per_channel(site):
 
 
 def test_buffers_are_not_copied_at_the_forward_after_an_evaluation_pass(site):
-    printed = outputs(page(site, "plot_03_distributed_data_parallel"))
+    printed = printed_lines(site, "plot_03_distributed_data_parallel")
     assert [line for line in printed if line.startswith("forward ")] == [
         "forward 1 (training  ): rank 0 has 10, rank 1 has 10: copied from rank 0",
         "forward 2 (evaluation): rank 0 has 20, rank 1 has 20: copied from rank 0",
@@ -260,7 +254,7 @@ def test_buffers_are_not_copied_at_the_forward_after_an_evaluation_pass(site):
 
 def test_forward_sync_buffers_and_broadcast_buffers_differ_at_wrap_time(site):
     """And only ``broadcast_buffers`` is deprecated: the page shows the warnings DDP gave."""
-    printed = "\n".join(outputs(page(site, "plot_03_distributed_data_parallel")))
+    printed = "\n".join(printed_lines(site, "plot_03_distributed_data_parallel"))
     assert re.search(r"^\(default\) +0 +10$", printed, re.M)
     assert re.search(r"^forward_sync_buffers=False +0 +11$", printed, re.M)
     assert re.search(r"^broadcast_buffers=False +1 +11$", printed, re.M)
@@ -298,7 +292,7 @@ def test_under_join_the_last_step_is_scaled_by_the_processes_still_training(site
     assert kept == [1.0, 1.0, 1.0]  # the page's divide_by_initial_world_size=False sentence
     page_run = ddp["launch"](2, ddp["run_uneven"], (True,))[0][1][1]
     assert [round(scale, 4) for scale in page_run] == [1.0, 1.0, 0.5]
-    printed = outputs(page(site, "plot_03_distributed_data_parallel"))
+    printed = printed_lines(site, "plot_03_distributed_data_parallel")
     assert "rank 0's gradient at each step, as a multiple of its own: 1.00, 1.00, 0.50" in printed
 
 
@@ -317,7 +311,7 @@ def test_with_env_init_rank_0_hosts_the_store_and_waits_for_every_rank(monkeypat
     with pytest.raises(dist.DistStoreError, match="waiting for clients. 1/2 clients joined"):
         dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=1))
     assert not dist.is_initialized()
-    printed = outputs(page(site, "plot_03_distributed_data_parallel"))
+    printed = printed_lines(site, "plot_03_distributed_data_parallel")
     assert "rank 0's store: Timed out waiting for clients. 1/3 clients joined." in printed
 
 
