@@ -218,6 +218,7 @@ def test_the_checks_sphinx_changes_no_other_parse_and_no_other_log():
     """make check's Sphinx (parsing.sphinx_paragraph) keeps its directives, roles and logging
     to itself: the stand-in parse and another Sphinx application's warnings are as before."""
     import logging
+    import logging.handlers
 
     from docutils.parsers.rst import directives, roles
 
@@ -231,6 +232,15 @@ def test_the_checks_sphinx_changes_no_other_parse_and_no_other_log():
     parsing.sphinx_paragraph(code, "rst")  # Sphinx's directive, with its environment
     document = parsing.rst_document(code, builtin_roles())  # docutils alone: no such directive
     assert "Unknown directive type" in document.astext()
+    # Sphinx's warnings on a translation reach the check, and no other application's log.
+    other = logging.handlers.BufferingHandler(capacity=100)
+    logging.getLogger("sphinx").addHandler(other)
+    try:
+        said = parsing.inconsistent_references("See :ref:`a`.", "见 :ref:`b`。", "rst")
+    finally:
+        logging.getLogger("sphinx").removeHandler(other)
+    assert [s.split(".")[0] for s in said] == ["inconsistent term references in translated message"]
+    assert other.buffer == []
 
 
 def test_the_checks_sphinx_leaves_no_folder_behind(tmp_path):

@@ -22,6 +22,7 @@ import re
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
+from logging.handlers import BufferingHandler
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -432,6 +433,20 @@ def sphinx_node(text, syntax, title):
 CONF = {"extensions": ["myst_parser"], "source_suffix": {".rst": "restructuredtext", ".md": "markdown"}}
 
 
+@contextlib.contextmanager
+def _sphinx_logs_to(*handlers):
+    """Meanwhile Sphinx's log records go to *handlers* alone; its logger is as it was after
+    (another Sphinx application in this process keeps its warnings, and gets none of these)."""
+    logger = logging.getLogger("sphinx")
+    kept = logger.handlers[:], logger.level, logger.propagate
+    logger.handlers[:], logger.propagate = handlers, False
+    try:
+        yield
+    finally:
+        logger.handlers[:], _, logger.propagate = kept
+        logger.setLevel(kept[1])
+
+
 @functools.cache
 def _sphinx():
     """A Sphinx application that builds nothing, for its parsers and roles: (app, settings, registry).
@@ -440,20 +455,18 @@ def _sphinx():
     roles reach no other parse (:func:`rst_document`'s stand-ins); its logging
     set-up is undone, so that no other application's warnings change.
     """
-    logger = logging.getLogger("sphinx")
-    kept = logger.handlers[:], logger.level, logger.propagate
     # Its folders are gone once it is made (it writes nothing), so none is left
     # behind by a process that is killed or leaves by os._exit (the preview's).
-    try:
-        with docutils_namespace(), tempfile.TemporaryDirectory(prefix="checks-sphinx-") as folder:
-            quiet, folder = io.StringIO(), Path(folder)
-            (folder / "src").mkdir()
-            app = Sphinx(folder / "src", None, folder / "out", folder / "doctrees", "dummy",
-                         status=quiet, warning=quiet, confoverrides=CONF)  # fmt: skip
-            registry = dict(directives._directives), dict(roles._roles)
-    finally:
-        logger.handlers[:], _, logger.propagate = kept
-        logger.setLevel(kept[1])
+    with (
+        _sphinx_logs_to(),
+        docutils_namespace(),
+        tempfile.TemporaryDirectory(prefix="checks-sphinx-") as folder,
+    ):
+        quiet, folder = io.StringIO(), Path(folder)
+        (folder / "src").mkdir()
+        app = Sphinx(folder / "src", None, folder / "out", folder / "doctrees", "dummy",
+                     status=quiet, warning=quiet, confoverrides=CONF)  # fmt: skip
+        registry = dict(directives._directives), dict(roles._roles)
     app.env.prepare_settings("index")  # a document, and the default domain (py)
     settings = copy.copy(_rst_settings())  # no file read, as the build while Locale parses
     settings.env = app.env
@@ -494,17 +507,6 @@ def sphinx_paragraph(text, syntax):
     return first if isinstance(first, nodes.paragraph) else None
 
 
-class _Heard(logging.Handler):
-    """What Sphinx's loggers say while it is attached."""
-
-    def __init__(self):
-        super().__init__()
-        self.said = []
-
-    def emit(self, record):
-        self.said.append(record.getMessage())
-
-
 def inconsistent_references(english, translation, syntax, noqa=False):
     """Sphinx's own "inconsistent ... references" warnings on *translation* of *english*, in
     its words; None if either is not one paragraph (``unused`` says why).
@@ -520,20 +522,15 @@ def inconsistent_references(english, translation, syntax, noqa=False):
     old, new = old.deepcopy(), new.deepcopy()  # the updater renames and re-links what it compares
     document = utils.new_document("<message>", _sphinx()[1])
     document += old
-    logger, heard = logging.getLogger("sphinx"), _Heard()
-    propagate, logger.propagate = logger.propagate, False
-    logger.addHandler(heard)
-    try:
+    heard = BufferingHandler(capacity=1000)  # keeps the records (flushed only when full)
+    with _sphinx_logs_to(heard):
         updater = _NodeUpdater(old, new, document, noqa)
         updater.update_autofootnote_references()
         updater.update_refnamed_references()
         updater.update_refnamed_footnote_references()
         updater.update_citation_references()
         updater.update_pending_xrefs()
-    finally:
-        logger.removeHandler(heard)
-        logger.propagate = propagate
-    return heard.said
+    return [record.getMessage() for record in heard.buffer]
 
 
 # -- Python ---------------------------------------------------------------------
