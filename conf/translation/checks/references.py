@@ -97,13 +97,16 @@ def role_change(old, new, target):
     return warning(f"{change}: :{new}: {what}; keep :{old}: unless that is meant", at=f":{new}:")
 
 
-def xrefs(message, english, translated, silent=False):
+def xrefs(message, english, translated, said=None):
     """Yield cross-references whose targets or roles differ from the English's.
 
-    *silent*: Sphinx's own comparison found nothing (its parse keeps every
-    cross-reference; one written ``:func:`!name``` is no link, and words only).
+    *said*: Sphinx's own warnings on it (:func:`check`). Only where it warns is
+    that claimed; where it compared and found nothing (no ``#noqa``), its parse
+    keeps every cross-reference (one written ``:func:`!name``` is no link, and
+    words only).
     """
-    claim = "" if silent else f": {INCONSISTENT}"
+    silent = said == [] and not message.noqa
+    claim = f": {INCONSISTENT}" if said else ""
     old = [r for r in english.roles if is_xref(r.name)]
     new = [r for r in translated.roles if is_xref(r.name) and "`" not in r.text]  # else markup's
     lost = list((Counter(r.target for r in old) - Counter(r.target for r in new)).elements())
@@ -228,14 +231,16 @@ def links(message, english, translated):
             yield error(f"changes the link {uri} to {new}", at=new)
 
 
-def names(english, translated, noqa=False, silent=False):
+def names(english, translated, noqa=False, said=None):
     """Yield changed named links, substitutions, footnote and citation references
-    (*silent*: Sphinx compared the named links and notes and found them alike)."""
+    (*said*: Sphinx's own warnings on it; none without #noqa: it compared the named
+    links and notes and found them alike)."""
+    silent = said == [] and not noqa
+    claim = f"{INCONSISTENT}: " if said else ""
     kinds = (
-        ("refnames", "link", f"{INCONSISTENT}: keep it as in the English, or end the "
-                             "translation with #noqa"),
+        ("refnames", "link", f"{claim}keep it as in the English, or end the translation with #noqa"),
         ("substitutions", "substitution", "keep |name| as in the English"),
-        ("notes", "footnote or citation reference", INCONSISTENT),
+        ("notes", "footnote or citation reference", f"{claim}keep it as in the English"),
     )  # fmt: skip
     for attribute, what, fix in kinds:
         if silent and attribute != "substitutions":
@@ -270,8 +275,8 @@ def names(english, translated, noqa=False, silent=False):
         if attribute == "refnames" and noqa and len(added) < 2:
             continue  # not compared, and the one renamed name takes the English's target
         if attribute == "refnames" and len(added) > 1:  # Sphinx pairs them in a random order
-            fix = (f"{INCONSISTENT}, and may link each to another's target, which #noqa does not "
-                   "stop: keep the names as in the English")  # fmt: skip
+            fix = ((f"{INCONSISTENT}, and" if said else "Sphinx") + " may link each to another's "
+                   "target, which #noqa does not stop: keep the names as in the English")  # fmt: skip
         yield error(f"{text}: {fix}", at=added[0].strip("|") if added else "")
     more_links = max(0, len(translated.links) - len(english.links))  # a name read as a URI
     if english.anonymous > translated.anonymous + more_links:
@@ -298,10 +303,9 @@ def check(message):
     if any(refers(parsed) for parsed in (english, translated)):  # else nothing to compare (most)
         translation = parse_noqa(message.msgstr)[0]
         said = inconsistent_references(message.msgid, translation, message.syntax, message.noqa)
-    silent = said == [] and not message.noqa  # Sphinx compared, and found them alike
-    found = [*xrefs(message, english, translated, silent), *links(message, english, translated)]
+    found = [*xrefs(message, english, translated, said), *links(message, english, translated)]
     if message.syntax == "rst":
-        found += names(english, translated, message.noqa, silent)
+        found += names(english, translated, message.noqa, said)
     yield from found
     if said and not any(finding.severity == ERROR for finding in found) and alike(english, translated):
         fix = next((fix for start, fix in UNSEEN if said[0].startswith(start)), "")
