@@ -230,7 +230,7 @@ def test_the_checks_sphinx_changes_no_other_parse_and_no_other_log():
     code = ".. versionadded:: 2.0\n\n   x = 1"
     assert parsing.sphinx_paragraph("见 :download:`文件 <a.py>`。", "rst") is not None
     parsing.sphinx_paragraph(code, "rst")  # Sphinx's directive, with its environment
-    document = parsing.rst_document(code, builtin_roles())  # docutils alone: no such directive
+    document = parsing.rst_document(code)  # docutils alone: no such directive
     assert "Unknown directive type" in document.astext()
     # Sphinx's warnings on a translation reach the check, and no other application's log.
     other = logging.handlers.BufferingHandler(capacity=100)

@@ -55,7 +55,7 @@ from site_extensions.recordings import _gallery_source, cells_of
 from site_extensions.reproducible_files import zipped
 from site_extensions.translation_safety import catalog_entry, refusals_of
 from site_layout import machinery_version, write_if_changed
-from translation.checks.parsing import builtin_roles, rst_document
+from translation.checks.parsing import rst_document
 from translation.tutorial_text import (
     code_tokens, localized_code, localized_prose, raw_prefix, same_tokens, texts,
 )  # fmt: skip
@@ -563,7 +563,7 @@ def make_downloads(app, env):
     app.dp_downloads = {}
     if app.builder.name not in WEB_BUILDERS or not is_translated_build(app.config):
         return []
-    parse, gallery = _prose_parser(), app.config.gallery_folder
+    parse, gallery = rst_document, app.config.gallery_folder
     for docname in sorted(env.found_docs):
         example = _example(app, docname) if docname.startswith(gallery + "/") else None
         if example is None:
@@ -609,12 +609,6 @@ def write_downloads(app, exception):
         for suffix, data in written.items():
             if docname + suffix in downloads:
                 write_if_changed(os.path.join(folder, downloads[docname + suffix]), data)
-
-
-def _prose_parser():
-    """Parse reST prose as the checks do, with docutils' and Sphinx's roles known."""
-    roles = builtin_roles()
-    return lambda text: rst_document(text, roles)
 
 
 def setup(app):

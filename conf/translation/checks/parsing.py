@@ -6,10 +6,14 @@ keeps the result only if it is the node class it needs (sphinx/transforms/
 i18n.py). A message with a newline comes from a literal block: Sphinx never
 parses those (it joins every other node's lines with spaces).
 
-Roles are recorded, not resolved: each known role is replaced by a stand-in
-that keeps its name and text, and an unknown one gets docutils' own error.
-What a translation adds is judged on the paragraph Sphinx itself makes of it,
-with its real roles (:func:`sphinx_paragraph`).
+Every check reads Sphinx's own parse (:func:`sphinx_document`): its reST and
+MyST parsers, its roles and directives, a build's settings. Each role marks
+the nodes it makes with its name and text, so that :func:`parse` can say
+which role a translation dropped or changed; a role that Sphinx does not
+define but the project's English uses (its extensions') stands in for
+itself, and any other gets the parser's own "Unknown interpreted text role".
+A tutorial's prose is also a notebook's Markdown cells: those are read as
+CommonMark (:func:`notebook_markdown`), as Jupyter renders them.
 """
 
 import ast
@@ -32,9 +36,8 @@ from docutils.parsers.rst import Parser, directives, roles, states
 from docutils.parsers.rst import languages as rst_languages
 from docutils.parsers.rst.languages import en as rst_en
 from docutils.statemachine import string2lines
-from markdown_it.renderer import RendererHTML
-from myst_parser.config.main import MdParserConfig
-from myst_parser.parsers.mdit import create_md_parser
+from markdown_it import MarkdownIt
+from sphinx import addnodes
 from sphinx import roles as sphinx_roles
 from sphinx.application import Sphinx
 from sphinx.domains.c import CDomain
@@ -187,12 +190,12 @@ def make_role(name, text):
 
 # -- reST -----------------------------------------------------------------------
 
-_MARKUP_CHARS = "*`|"  # shown as text when inline markup is not recognised
+_MARKUP_CHARS = {"rst": "*`|", "myst": "*`"}  # shown as text when inline markup is not recognised
 _HTML_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?/?>")
 
 
 def _record_role(name, rawtext, text, lineno, inliner, options=None, content=None):
-    """Stand in for every known reST role: keep its name and text, resolve nothing."""
+    """Stand in for a role: keep its name and text, resolve nothing."""
     return [nodes.inline(rawtext, text, role=name)], []
 
 
@@ -233,26 +236,22 @@ def one_paragraph(text):
 
 
 @contextlib.contextmanager
-def _stand_ins(names):
-    """Make *names* stand-in roles while parsing; restore docutils' table afterwards."""
-    saved = {name: roles._roles.get(name) for name in names}
-    roles._roles.update(dict.fromkeys(names, _record_role))
+def _role_lookup(lookup):
+    """Meanwhile docutils finds the role *name* of a parse as ``lookup(name, find)``; ``find()``
+    is how it found it before: ``(role function or None, messages)``."""
+    find = roles.role  # in sphinx_domains, Sphinx's: its domains' roles, then docutils'
+    roles.role = lambda name, *args: lookup(name.lower(), lambda: find(name, *args))
     try:
         yield
     finally:
-        for name, role in saved.items():
-            if role is None:
-                del roles._roles[name]
-            else:
-                roles._roles[name] = role
-        roles._roles.pop("", None)  # a default role set by a message
+        roles.role = find
 
 
-@functools.lru_cache(maxsize=8192)
-def rst_document(text, known_roles):
-    """Parse *text* as a reST document, as Parser().parse does; *known_roles* get a stand-in."""
+def rst_document(text):
+    """Parse *text* as a reST document, as Parser().parse does, every role a stand-in (its name
+    and text): the messages of a tutorial's prose, inside a build (localized_examples.py)."""
     document = utils.new_document("<message>", _rst_settings())
-    with _stand_ins(role_names(text, "rst") & known_roles):
+    with _role_lookup(lambda name, find: (_record_role, []) if name else find()):
         _read_rst(text, document)
     return document
 
@@ -280,8 +279,8 @@ def _language():
     return rst_languages.get_language("en")
 
 
-def parse_rst(text, known_roles):
-    """Return the Markup of *text* as reST."""
+def _markup(document, syntax):
+    """Return the Markup of *document*, Sphinx's parse of a message in *syntax*."""
     found = Markup()
     prose = []
 
@@ -290,16 +289,19 @@ def parse_rst(text, known_roles):
             if node["level"] >= 2:
                 found.messages.append(node.children[0].astext())
             return
+        if isinstance(node, nodes.Element) and WRITTEN in node:
+            if node[WRITTEN]:  # a role's first node; the others are ""
+                found.roles.append(make_role(*node[WRITTEN]))
+            return
         if isinstance(node, nodes.literal):
             found.literals[node.astext()] += 1
             return
+        if isinstance(node, nodes.raw) and "html" in node.get("format", "").split():
+            found.html += _HTML_TAG.findall(node.astext())  # MyST's HTML
         if isinstance(node, (nodes.FixedTextElement, nodes.target)):
             return  # literal blocks are code; embedded targets repeat their reference
         if isinstance(node, nodes.image):
             found.images.append(node["uri"])
-        if isinstance(node, nodes.inline) and "role" in node:
-            found.roles.append(make_role(node["role"], node.astext()))
-            return
         if isinstance(node, nodes.title_reference):
             found.roles.append(Role("title-reference", "", node.astext()))
         elif isinstance(node, nodes.reference):
@@ -309,6 +311,8 @@ def parse_rst(text, known_roles):
                 found.refnames[node.rawsource] += 1
             elif node.get("anonymous"):
                 found.anonymous += 1
+        elif isinstance(node, addnodes.pending_xref) and node.get("reftype") == "myst":
+            found.links.append(node["reftarget"])  # MyST's [text](page.md)
         elif isinstance(node, nodes.substitution_reference):
             found.substitutions[node["refname"]] += 1
             return
@@ -316,59 +320,15 @@ def parse_rst(text, known_roles):
             found.notes[node.get("refname") or node.get("auto") or node.astext()] += 1
             return
         elif isinstance(node, nodes.Text):
-            prose.append(node.astext())
+            prose.append(node.astext().replace("\n", " ") if syntax == "myst" else node.astext())
         for child in node.children:
             walk(child)
 
-    walk(rst_document(as_locale_parses(text), known_roles))
+    walk(document)
     found.prose = "".join(prose)
-    found.html = _HTML_TAG.findall(found.prose)
-    found.stray = Counter(c for c in found.prose if c in _MARKUP_CHARS)
-    return found
-
-
-# -- MyST -----------------------------------------------------------------------
-
-
-@functools.cache
-def _markdown():
-    return create_md_parser(MdParserConfig(), RendererHTML)
-
-
-@functools.lru_cache(maxsize=8192)
-def myst_tokens(text):
-    """Return the markdown-it tokens of *text* as MyST Markdown."""
-    return _markdown().parse(text)
-
-
-def parse_myst(text, known_roles):
-    """Return the Markup of *text* as MyST Markdown."""
-    found = Markup()
-    prose = []
-    for token in myst_tokens(text):
-        if token.type == "html_block":
-            found.html += _HTML_TAG.findall(token.content)
-        for child in token.children or []:
-            if child.type == "code_inline":
-                found.literals[child.content] += 1
-            elif child.type == "myst_role":
-                name = child.meta["name"].lower()
-                if name in known_roles:
-                    found.roles.append(make_role(name, child.content))
-                else:
-                    found.messages.append(f'Unknown interpreted text role "{name}".')
-            elif child.type == "link_open":
-                found.links.append(child.attrs["href"])
-            elif child.type == "image":
-                found.images.append(child.attrs["src"])
-            elif child.type == "html_inline":
-                found.html += _HTML_TAG.findall(child.content)
-            elif child.type == "text":
-                prose.append(child.content)
-            elif child.type in ("softbreak", "hardbreak"):
-                prose.append(" ")
-    found.prose = "".join(prose)
-    found.stray = Counter(c for c in found.prose if c in "*`")
+    if syntax == "rst":  # in reST, HTML is text
+        found.html = _HTML_TAG.findall(found.prose)
+    found.stray = Counter(c for c in found.prose if c in _MARKUP_CHARS[syntax])
     return found
 
 
@@ -384,18 +344,43 @@ def plain(text, syntax):
 
 @functools.lru_cache(maxsize=16384)
 def parse(text, syntax, known_roles=frozenset()):
-    """Return the Markup of *text* parsed as *syntax* ("rst", "myst" or "text").
+    """Return the Markup of *text* parsed as *syntax* ("rst", "myst" or "text"), on Sphinx's parse.
 
-    Roles not in *known_roles* (default: those of docutils and Sphinx) are
-    unknown, as in a build. The result is shared: do not change it.
+    A role is unknown, as in a build, unless Sphinx defines it or it is one of
+    *known_roles* (the project's). The result is shared: do not change it.
     """
-    known_roles = known_roles or builtin_roles()
     if syntax == "text" or plain(text, syntax):
         return Markup(prose=text, html=_HTML_TAG.findall(text))  # what a parse would give
-    if syntax == "rst":
-        return parse_rst(text, known_roles)
-    if syntax == "myst":
-        return parse_myst(text, known_roles)
+    # The project's own roles (its extensions') that Sphinx does not define: stand-ins.
+    own = role_names(text, syntax) & known_roles - builtin_roles() if known_roles else ()
+    document = sphinx_document(as_locale_parses(text) if syntax == "rst" else text, syntax, frozenset(own))
+    return Markup(prose=text) if document is None else _markup(document, syntax)
+
+
+# -- A notebook's Markdown ---------------------------------------------------------
+
+
+@functools.cache
+def _commonmark():
+    return MarkdownIt("commonmark")
+
+
+@functools.lru_cache(maxsize=8192)
+def notebook_markdown(text):
+    """The Markup of *text* as a Markdown cell of a notebook: links, images and HTML, as
+    CommonMark (what Jupyter renders; no MyST roles) reads them."""
+    found = Markup()
+    for token in _commonmark().parse(text):
+        if token.type == "html_block":
+            found.html += _HTML_TAG.findall(token.content)
+        for child in token.children or []:
+            if child.type == "link_open":
+                found.links.append(child.attrs["href"])
+            elif child.type == "image":
+                found.images.append(child.attrs["src"])
+            elif child.type == "html_inline":
+                found.html += _HTML_TAG.findall(child.content)
+    return found
 
 
 # -- The node Sphinx makes of a translation -------------------------------------
@@ -452,7 +437,7 @@ def _sphinx():
     """A Sphinx application that builds nothing, for its parsers and roles: (app, settings, registry).
 
     Made inside Sphinx's own docutils namespace, so that its directives and
-    roles reach no other parse (:func:`rst_document`'s stand-ins); its logging
+    roles reach no other parse (:func:`rst_document`, docutils' alone); its logging
     set-up is undone, so that no other application's warnings change.
     """
     # Its folders are gone once it is made (it writes nothing), so none is left
@@ -473,14 +458,44 @@ def _sphinx():
     return app, settings, registry
 
 
+# On the first node each role makes: (its name, its text); "" on the others.
+WRITTEN = "written_role"
+
+
+def _recorded(name, role):
+    """*role*, marking the nodes it makes as :func:`_markup` reads them."""
+
+    def recording(written, rawtext, text, *args, **kwargs):
+        made, messages = role(written, rawtext, text, *args, **kwargs)
+        for number, node in enumerate(made):
+            if isinstance(node, nodes.Element):
+                node[WRITTEN] = "" if number else (name, text)
+        return made, messages
+
+    return recording
+
+
+def _marking(name, find, known_roles):
+    """Find role *name* so that it marks its nodes (:func:`_recorded`); one of *known_roles*
+    that Sphinx does not define (a project's own) stands in for itself."""
+    function, messages = find()
+    if function is None and name in known_roles:
+        function, messages = _record_role, []
+    if function is None or not name:  # `text`, the default role: a title_reference
+        return function, messages
+    return _recorded(name, function), messages
+
+
 @functools.lru_cache(maxsize=8192)
-def sphinx_document(text, syntax):
+def sphinx_document(text, syntax, known_roles=frozenset()):
     """The document that Sphinx's own reST or MyST parser (*syntax* "rst" or "myst") makes of
     *text*, with Sphinx's roles and directives and a build's settings; None if Sphinx itself
-    fails on it (a directive it cannot run here). The result is shared: do not change it."""
+    fails on it (a directive it cannot run here). *known_roles*: roles Sphinx does not
+    define that stand in for themselves. The result is shared: do not change it."""
     app, settings, (own_directives, own_roles) = _sphinx()
     document = utils.new_document("<message>", settings)
-    with docutils_namespace(), sphinx_domains(app.env), suppress_logging():
+    marking = functools.partial(_marking, known_roles=known_roles)
+    with docutils_namespace(), sphinx_domains(app.env), _role_lookup(marking), suppress_logging():
         directives._directives.update(own_directives)
         roles._roles.update(own_roles)
         try:

@@ -20,7 +20,8 @@ or direction-changing character (translation/words.py: Trojan Source in a
 download), and a tutorial's prose also becomes its notebook's Markdown
 cells, where ``[text](url)``, ``![](url)`` and HTML are live even though the
 page shows them as text: a tutorial's translation may add none of them
-(links are judged by the link rule, as on the page).
+(links are judged by the link rule, as on the page). Those cells are read as
+CommonMark, as Jupyter renders them (parsing.notebook_markdown), not as MyST.
 """
 
 import re
@@ -32,7 +33,7 @@ from .. import only_words
 from ..links import ERROR, judge
 from ..words import added_controls, controls
 from .common import error, warning
-from .parsing import parse, plain, sphinx_paragraph
+from .parsing import notebook_markdown, parse, plain, sphinx_paragraph
 
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[!-~]+")
 _SHORTCUT = re.compile(r"(?<![\]!\\])\[([^\[\]]+)\](?![(\[:])")  # [name], a reference link
@@ -52,8 +53,7 @@ def notebook_bound(message):
 
 def in_notebook(message):
     """Yield the links, images and HTML the translation adds to a tutorial's notebook."""
-    english = parse(message.msgid, "myst", message.project.roles)
-    translated = parse(message.msgstr, "myst", message.project.roles)
+    english, translated = notebook_markdown(message.msgid), notebook_markdown(message.msgstr)
     for url in sorted(set(translated.links) - set(english.links)):
         verdict = judge(url, english.links + english.images)
         if verdict and verdict[0] == ERROR:
