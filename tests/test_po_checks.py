@@ -890,6 +890,8 @@ def test_the_gate_says_sphinx_warns_exactly_where_a_build_warns(tmp_path):
         # With #noqa Sphinx compares nothing: a dropped or added link is still wrong, silently.
         "See :ref:`alpha` too.": ("也見甲。 #noqa", False),
         "Read beta now.": ("現在讀 :ref:`beta`。 #noqa", False),
+        # Sphinx links a role in a domain it lacks by the role's own name, but warns (-W fails).
+        "Then read :ref:`alpha`.": ("再讀 :在:ref:`alpha`。", False),
     }
     sections = "".join(f"\n.. _{n.lower()}:\n\n{n}\n{'-' * len(n)}\n\nText.\n" for n in ("Alpha", "Beta"))
     (src / "index.rst").write_text("Links\n=====\n\n" + "\n\n".join(cases) + "\n" + sections)
@@ -913,16 +915,23 @@ def test_the_gate_says_sphinx_warns_exactly_where_a_build_warns(tmp_path):
                                          "zh_TW", "rst", _Sphinx))  # fmt: skip
     assert list(reordered) == []  # the fix the error gives: with #noqa Sphinx links each by name
     said = {msgid: [(f.severity, f.message.rsplit("; ", 1)[-1]) for f in references.check(
-        Message(msgid, cases[msgid][0], "zh_TW", "rst", _Sphinx))] for msgid in list(cases)[-4:-2]}  # fmt: skip
+        Message(msgid, cases[msgid][0], "zh_TW", "rst", _Sphinx))] for msgid in list(cases)[-5:-3]}  # fmt: skip
     assert said == {"Use :option:`!--alpha` here.": [("error", "copy it as in the English")],
                     "The :class:`Alpha` object.": [("warning", "check the link")]}, said  # fmt: skip
     english = "Call :func:`!torch.cuda.set_device` first."
     dropped = references.check(Message(english, cases[english][0], "zh_TW", "rst", _Sphinx))
     assert [f.message for f in dropped] == ["drops :func:`!torch.cuda.set_device`"]  # words, no link
     unchecked = {m: [(f.severity, f.message) for f in references.check(Message(m, cases[m][0], "zh_TW", "rst", _Sphinx))]
-                 for m in list(cases)[-2:]}  # fmt: skip
+                 for m in list(cases)[-3:-1]}  # fmt: skip
     assert unchecked == {"See :ref:`alpha` too.": [("error", "drops :ref:`alpha`")],
                          "Read beta now.": [("warning", "adds :ref:`beta`")]}, unchecked  # fmt: skip
+    assert "WARNING: unknown role name: 在:ref" in built.stderr, built.stderr  # (no line given)
+    domain = markup.check(
+        Message("Then read :ref:`alpha`.", "再讀 :在:ref:`alpha`。", "zh_TW", "rst", _Sphinx)
+    )
+    assert ("error", "unknown role :在:ref: (a typo or a translated role name?)") in [
+        (f.severity, f.message) for f in domain
+    ]
 
 
 def test_renamed_link_names_are_judged_as_sphinx_builds_them(tmp_path):

@@ -42,7 +42,8 @@ _UNBALANCED = {
     "Inline interpreted text or phrase reference start-string without end-string.": "`",
     "Inline substitution_reference start-string without end-string.": "|",
 }
-_UNKNOWN_ROLE = re.compile(r'Unknown interpreted text role "([^"]+)"')
+# docutils' words (and MyST's), and Sphinx's for a role in a domain it does not have.
+_UNKNOWN_ROLE = re.compile(r'Unknown interpreted text role "([^"]+)"|^unknown role name: (\S+)')
 # A role written out: ":name:`" (also with full-width colons or quotes). Role names
 # are ASCII: Chinese words between two full-width colons, then code, are not one.
 _ROLE_MARKER = re.compile(r"[:：](?:[a-zA-Z0-9_.+-]{1,24}[:：])?[a-zA-Z0-9_.+-]{1,24}[:：](?=[`'‘“])")
@@ -137,7 +138,7 @@ def raw_markup(message, english, translated, shown):
             yield error(f"unbalanced {delimiter} near {context(message.msgstr, index)!r}: "
                         f"{GLUE}", at=message.msgstr[index : index + 12])  # fmt: skip
         elif _UNKNOWN_ROLE.search(text):
-            name = _UNKNOWN_ROLE.search(text)[1]
+            name = next(filter(None, _UNKNOWN_ROLE.search(text).groups()))
             if not any(name in marker.lower() for marker in shown):
                 yield error(f"unknown role :{name}: (a typo or a translated role name?)",
                             at=f"{name}:`")  # fmt: skip

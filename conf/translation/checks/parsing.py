@@ -49,7 +49,6 @@ from sphinx.domains.rst import ReSTDomain
 from sphinx.domains.std import StandardDomain
 from sphinx.transforms.i18n import _NodeUpdater
 from sphinx.util.docutils import docutils_namespace, sphinx_domains
-from sphinx.util.logging import suppress_logging
 
 SYNTAXES = ("rst", "myst", "text")
 
@@ -491,11 +490,14 @@ def sphinx_document(text, syntax, known_roles=frozenset()):
     """The document that Sphinx's own reST or MyST parser (*syntax* "rst" or "myst") makes of
     *text*, with Sphinx's roles and directives and a build's settings; None if Sphinx itself
     fails on it (a directive it cannot run here). *known_roles*: roles Sphinx does not
-    define that stand in for themselves. The result is shared: do not change it."""
+    define that stand in for themselves. What Sphinx warns of while it parses (an unknown
+    domain in a role's name, say), which fails a -W build, ends the document as a system
+    message of level 2. The result is shared: do not change it."""
     app, settings, (own_directives, own_roles) = _sphinx()
     document = utils.new_document("<message>", settings)
     marking = functools.partial(_marking, known_roles=known_roles)
-    with docutils_namespace(), sphinx_domains(app.env), _role_lookup(marking), suppress_logging():
+    heard = BufferingHandler(capacity=1000)  # keeps the records (flushed only when full)
+    with docutils_namespace(), sphinx_domains(app.env), _role_lookup(marking), _sphinx_logs_to(heard):
         directives._directives.update(own_directives)
         roles._roles.update(own_roles)
         try:
@@ -506,6 +508,9 @@ def sphinx_document(text, syntax, known_roles=frozenset()):
                 parser.parse(text, document)
         except Exception:
             return None
+    for record in heard.buffer:
+        if record.levelno >= logging.WARNING:
+            document += nodes.system_message(record.getMessage(), level=2, type="WARNING")
     return document
 
 

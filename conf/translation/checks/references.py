@@ -101,9 +101,9 @@ def xrefs(message, english, translated, said=None):
     """Yield cross-references whose targets or roles differ from the English's.
 
     *said*: Sphinx's own warnings on it (:func:`check`). Only where it warns is
-    that claimed; where it compared and found nothing (no ``#noqa``), its parse
-    keeps every cross-reference (one written ``:func:`!name``` is no link, and
-    words only).
+    that claimed; where it compared and found nothing (no ``#noqa``), a changed
+    target is one it finds alike (``.date`` for ``date``), and a dropped role is
+    one written ``:func:`!name```: no link, words only.
     """
     silent = said == [] and not message.noqa
     claim = f": {INCONSISTENT}" if said else ""
@@ -146,7 +146,7 @@ def xrefs(message, english, translated, said=None):
             yield warning(f"adds {shown}{claim}", at=role.text)
     for role in lost_roles:
         if silent and not role.text.startswith("!"):
-            continue  # Sphinx's parse of the translation has it: the stand-in misread it
+            continue  # Sphinx found each link: the one dropped is the English's other, ``!`` one
         marker = (rf"[:：]{re.escape(role.name)}[:：]" if message.syntax == "rst"
                   else rf"\{{{re.escape(role.name)}\}}")  # fmt: skip
         if role.text not in translated.prose:
@@ -290,9 +290,9 @@ def check(message):
     Whether the build fails on them, Sphinx decides: its own comparison
     (parsing.inconsistent_references). The findings below say why and how to
     fix it, and claim Sphinx's warning only where Sphinx gives it; a warning
-    Sphinx gives where the stand-in parse sees the same references
-    (named links in another order, ``:mod:`!name``` made a link) is an error in
-    its words.
+    Sphinx gives where this check sees the same references (it counts them in
+    any order, Sphinx compares them in order; ``:mod:`!name``` made a link) is
+    an error in its words.
     """
     if message.syntax == "text" or "\n" in message.msgid or message.msgid == message.msgstr:
         return
@@ -312,7 +312,7 @@ def check(message):
         yield error(f"Sphinx warns: {said[0]} (fails -W){fix}")  # (else markup says why)
 
 
-# What the stand-in parse cannot see but Sphinx warns of, by the start of its warning.
+# What this check's comparison cannot see but Sphinx warns of, by the start of its warning.
 UNSEEN = (
     ("inconsistent references", ": the same named links in another order; end the translation "
                                 "with #noqa, and each still leads where the English's does"),
@@ -322,13 +322,13 @@ UNSEEN = (
 
 
 def refers(parsed):
-    """Whether the stand-in parse sees a reference, or markup it could not read, in a message."""
+    """Whether a message holds a reference, or markup its parse could not read."""
     return bool(parsed.roles or parsed.refnames or parsed.notes or parsed.links or parsed.anonymous
                 or parsed.stray)  # fmt: skip
 
 
 def alike(english, translated):
-    """Whether the stand-in parse sees the same references in both, in any order."""
+    """Whether both hold the same references, in any order."""
 
     def targets(parsed):
         return Counter(r.target for r in parsed.roles if is_xref(r.name))
