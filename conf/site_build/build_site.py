@@ -42,6 +42,14 @@ from languages import LANGUAGES, SOURCE, TRANSLATIONS, browser_tags, from_readth
 from checkout_lock import run_held  # noqa: E402
 from content_security_policy import meta, policy, script_hash  # noqa: E402
 from site_layout import BUILD, CONF, EXAMPLES, GALLERY, LOCALE, ROOT, language_digest  # noqa: E402
+from site_build.outputs import OutputsError, fetch, published  # noqa: E402
+from site_extensions.gallery_reuse import stale_examples  # noqa: E402
+from site_extensions.recordings import choose, committed  # noqa: E402
+from translation.catalog_diff import resolve_base  # noqa: E402
+from translation.progress import ExtractionError, fresh_templates  # noqa: E402
+from translation.repository import ReviewError, git  # noqa: E402
+from translation.review_diff import write_review  # noqa: E402
+from translation.run_checks import errors  # noqa: E402
 
 # Reuse the gallery the first language's build executed (gallery_reuse.py).
 REUSE_GALLERY = ["-D", "reuse_gallery=1"]
@@ -68,8 +76,6 @@ def refused(langs, checks):
     translations = [lang for lang in langs if lang != SOURCE.sphinx]
     if not translations:
         return []
-    from translation.run_checks import errors
-
     problems = errors(translations, LOCALE, checks)
     for problem in problems:
         print(problem, file=sys.stderr, flush=True)
@@ -87,8 +93,6 @@ def extract_english(reuse_gallery=False):
     gallery the first language generated, as the other languages do. Returns
     False on failure.
     """
-    from translation.progress import ExtractionError, fresh_templates
-
     try:
         ran, said = fresh_templates(options=REUSE_GALLERY if reuse_gallery else ())
     except ExtractionError as err:
@@ -199,9 +203,6 @@ def use_recordings(sources=(), fetched=()):
     not match an example's code is not used, saying why in one line; that
     example's page shows this build's own output (recordings.py).
     """
-    from site_build.outputs import OutputsError, fetch
-    from site_extensions.recordings import choose, committed
-
     labels = {}
     mine = [Path(path).relative_to(ROOT).as_posix() for path in committed()]
     for source in [*mine, *sources]:
@@ -284,8 +285,6 @@ def build_local(langs, outputs=()):
         return 0
     # The first language executes the changed examples; the others then reuse
     # its gallery, side by side, each logging to its own file.
-    from site_extensions.gallery_reuse import stale_examples  # imports Sphinx: only now
-
     changed = stale_examples(EXAMPLES, GALLERY)
     translations = [lang for lang, _, _ in todo if lang != SOURCE.sphinx]
     # The English the translations are counted against is extracted before
@@ -342,8 +341,6 @@ def readthedocs_recordings():
     if not templates:
         use_recordings()  # the committed ones
         return
-    from site_build.outputs import OutputsError, published
-
     commit = os.environ.get("READTHEDOCS_GIT_COMMIT_HASH", "unknown")
     try:
         found = published(templates, commit, BUILD / "recordings")
@@ -392,9 +389,6 @@ def pull_request_base(branch="main"):
     Read the Docs clones a pull request shallowly, without the branch it
     targets, so there is nothing to compare with until both are fetched.
     """
-    from translation.catalog_diff import resolve_base
-    from translation.repository import git
-
     if git("rev-parse", "--is-shallow-repository").strip() == "true":
         git("fetch", "--quiet", "--unshallow", "origin")
     git("fetch", "--quiet", "origin", f"+refs/heads/{branch}:refs/remotes/origin/{branch}")
@@ -409,9 +403,6 @@ def build_pull_request(output):
     chooser, en/, zh_CN/, zh_TW/, and review/ (review_diff.py against the
     merge base with main).
     """
-    from translation.repository import ReviewError
-    from translation.review_diff import write_review
-
     try:
         base = pull_request_base()
     except ReviewError as err:

@@ -45,12 +45,15 @@ import re
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
+from languages import LANGUAGES, SOURCE, TRANSLATIONS, by_sphinx_code, select  # noqa: E402
+from site_extensions.preview_banner import banner  # noqa: E402
 from site_layout import BUILD, CONF, ROOT, write_if_changed  # noqa: E402
 
 WATCHED = ("docs", "examples", "locale", "conf")
@@ -102,8 +105,6 @@ def snapshot(root):
 
 def warm_up(lang):
     """Import what every rebuild needs, once, in the process that forks them."""
-    from languages import by_sphinx_code
-
     import docutils.parsers.rst  # noqa: F401
     import furo  # noqa: F401
     import myst_parser.parsers.sphinx_  # noqa: F401
@@ -139,7 +140,7 @@ def preflight(lang):
     which prints each problem). The English the translations are counted
     against is extracted first, as ``make html`` does.
     """
-    from languages import SOURCE
+    # Imported here, in the child, after it dropped our modules: an edit to conf/ is what runs.
     from site_build.build_site import CONTENT_CHECKS, refused
     from translation.progress import ExtractionError, fresh_templates
 
@@ -341,9 +342,6 @@ class PreviewHandler(http.server.SimpleHTTPRequestHandler):
             return b""
         if status.get("ok", True):
             return b""
-        from languages import by_sphinx_code
-        from site_extensions.preview_banner import banner
-
         html = banner(ROOT / "locale", self.lang, status.get("why", ""),
                       by_sphinx_code(self.lang).html)  # fmt: skip
         return html.encode("utf-8")
@@ -399,16 +397,12 @@ def build_the_others(lang):
     The preview serves the other languages from the last ``make html``; where
     a language was never built there, it runs ``make html`` for those.
     """
-    from languages import LANGUAGES
-
     missing = [other.sphinx for other in LANGUAGES if other.sphinx != lang
                and not (BUILD / "html" / other.sphinx / "index.html").is_file()]  # fmt: skip
     if not missing:
         return
     print(f"Building {' '.join(missing)} once with make html, for the language switcher...",
           flush=True)  # fmt: skip
-    import subprocess
-
     env = {**os.environ, "DP_COMMAND": f"make html for the preview of {lang}"}
     subprocess.run([sys.executable, str(CONF / "site_build" / "build_site.py"), "html", *missing],
                    cwd=ROOT, env=env)  # fmt: skip
@@ -422,8 +416,6 @@ def write_status(status_file, build_number, ok, seconds, why=""):
 
 def main(argv=None):
     """Parse the command line, serve, and rebuild on every change until Ctrl-C."""
-    from languages import TRANSLATIONS, select
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "language",
