@@ -482,6 +482,9 @@ def _marking(name, find, known_roles):
         function, messages = _record_role, []
     if function is None or not name:  # `text`, the default role: a title_reference
         return function, messages
+    domain, colon, rest = name.partition(":")
+    if colon and domain not in _sphinx()[0].env.domains:
+        name = rest  # Sphinx warns of the domain, then finds the role by its own name
     return _recorded(name, function), messages
 
 
