@@ -15,7 +15,9 @@ import fcntl
 import functools
 import hashlib
 import http.server
+import io
 import os
+import runpy
 import shutil
 import subprocess
 import sys
@@ -146,6 +148,18 @@ def locked(path, exclusive=True):
     with open(path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield
+
+
+def run_example(path):
+    """Run the example *path* in this process, as the module ``tutorial``; return its globals
+    and what it printed. The figures it drew are closed: pyplot would keep them open for the
+    life of the process, which runs other tests' examples too."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        namespace = runpy.run_path(str(path), run_name="tutorial")
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")
+    return namespace, printed.getvalue()
 
 
 @contextlib.contextmanager

@@ -7,18 +7,17 @@ CUDA, against the real nn.DataParallel.
 """
 
 import collections
-import contextlib
 import importlib
-import io
 import math
 import re
-import runpy
 import warnings
 from pathlib import Path
 
 import pytest
 import torch
 import torch.nn as nn
+
+from conftest import run_example
 
 # The modules, not the functions torch.nn.parallel exports under the same names.
 replicate_module = importlib.import_module("torch.nn.parallel.replicate")
@@ -29,18 +28,10 @@ EXAMPLE = EXAMPLES / "plot_01_dataparallel.py"
 IN_DEPTH = EXAMPLES / "plot_02_dataparallel_in_depth.py"
 
 
-def run_quietly(path):
-    """Run an example as a script; return its globals and what it printed."""
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        namespace = runpy.run_path(str(path), run_name="tutorial")
-    return namespace, printed.getvalue()
-
-
 @pytest.fixture(scope="module")
 def tutorial_run():
     """The DataParallel tutorial's globals and output, from one run."""
-    return run_quietly(EXAMPLE)
+    return run_example(EXAMPLE)
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +43,7 @@ def tutorial(tutorial_run):
 @pytest.fixture(scope="module")
 def in_depth():
     """The in-depth tutorial's globals and output, from one run."""
-    return run_quietly(IN_DEPTH)
+    return run_example(IN_DEPTH)
 
 
 class Recorder(nn.Module):

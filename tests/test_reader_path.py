@@ -8,14 +8,11 @@ where the page demonstrates it: against what the page printed while it was
 built, and against torch itself.
 """
 
-import contextlib
 import datetime
 import importlib
-import io
 import json
 import os
 import re
-import runpy
 import shutil
 import socket
 import subprocess
@@ -29,7 +26,7 @@ import torch._dynamo  # noqa: F401  before any process group: DDP imports it (se
 import torch.distributed as dist
 import torch.nn as nn
 from bs4 import BeautifulSoup
-from conftest import loaded_as_script, printed_lines
+from conftest import loaded_as_script, printed_lines, run_example
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -62,16 +59,10 @@ def code_blocks(article, collapsed):
     return blocks
 
 
-def run_quietly(path, run_name):
-    """Run an example; return its globals."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        return runpy.run_path(str(path), run_name=run_name)
-
-
 @pytest.fixture(scope="module")
 def first():
     """The DataParallel tutorial's globals, from one run."""
-    return run_quietly(FIRST, "tutorial")
+    return run_example(FIRST)[0]
 
 
 @pytest.fixture(scope="module")
