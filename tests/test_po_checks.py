@@ -426,6 +426,14 @@ def test_role_changes_and_numbered_starts_are_judged_as_sphinx_builds_them(tmp_p
         assert [f.severity for f in unused.check(message)] == ["error"]
 
 
+def test_a_misspelt_myst_role_is_one_finding_in_myst_notation():
+    """MyST both reports an unknown role in the document and logs it: the check says it once."""
+    message = Message("Use {guilabel}`Save` now.", "现在用 {guilable}`保存`。", "zh_CN", "myst", _Sphinx)
+    assert [(f.severity, f.message) for f in markup.check(message)] == [
+        ("error", "unknown role {guilable} (a typo or a translated role name?)")
+    ]
+
+
 def test_a_myst_translation_sphinx_drops_is_named_by_its_own_mark(tmp_path):
     """unused reads Sphinx's MyST parse, and names MyST's mark, not reST's: a quote shows the
     English on the built page; a code block and an HTML block show as the translation's

@@ -140,8 +140,9 @@ def raw_markup(message, english, translated, shown):
         elif _UNKNOWN_ROLE.search(text):
             name = next(filter(None, _UNKNOWN_ROLE.search(text).groups()))
             if not any(name in marker.lower() for marker in shown):
-                yield error(f"unknown role :{name}: (a typo or a translated role name?)",
-                            at=f"{name}:`")  # fmt: skip
+                role = f":{name}:" if message.syntax == "rst" else f"{{{name}}}"
+                yield error(f"unknown role {role} (a typo or a translated role name?)",
+                            at=role[1:] + "`")  # fmt: skip
         elif text not in _UNBALANCED:
             yield error(f"{'reST' if message.syntax == 'rst' else 'MyST'}: {text}")
     for role in translated.roles:

@@ -511,9 +511,11 @@ def sphinx_document(text, syntax, known_roles=frozenset()):
                 parser.parse(text, document)
         except Exception:
             return None
-    for record in heard.buffer:
-        if record.levelno >= logging.WARNING:
-            document += nodes.system_message(record.getMessage(), level=2, type="WARNING")
+    reported = [m[0].astext() for m in document.findall(nodes.system_message) if m.children]
+    for record in heard.buffer:  # (MyST both reports and logs an unknown role: once is enough)
+        said = record.getMessage()
+        if record.levelno >= logging.WARNING and not any(r.startswith(said) for r in reported):
+            document += nodes.system_message(said, level=2, type="WARNING")
     return document
 
 
