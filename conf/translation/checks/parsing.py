@@ -195,7 +195,7 @@ _HTML_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?/?>")
 
 def _record_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     """Stand in for a role: keep its name and text, resolve nothing."""
-    return [nodes.inline(rawtext, text, role=name)], []
+    return [nodes.inline(rawtext, text)], []
 
 
 # What Sphinx's Locale transform appends to a translation ending with "::"
@@ -246,9 +246,11 @@ def _role_lookup(lookup):
         roles.role = find
 
 
+@functools.lru_cache(maxsize=8192)
 def rst_document(text):
     """Parse *text* as a reST document, as Parser().parse does, every role a stand-in (its name
-    and text): the messages of a tutorial's prose, inside a build (localized_examples.py)."""
+    and text): the messages of a tutorial's prose, inside a build (localized_examples.py). The
+    result is shared: do not change it."""
     document = utils.new_document("<message>", _rst_settings())
     with _role_lookup(lambda name, find: (_record_role, []) if name else find()):
         _read_rst(text, document)
@@ -418,14 +420,16 @@ CONF = {"extensions": ["myst_parser"], "source_suffix": {".rst": "restructuredte
 
 
 @contextlib.contextmanager
-def _sphinx_logs_to(*handlers):
-    """Meanwhile Sphinx's log records go to *handlers* alone; its logger is as it was after
-    (another Sphinx application in this process keeps its warnings, and gets none of these)."""
+def _sphinx_heard():
+    """Meanwhile Sphinx's log records are kept in the list this yields, and go nowhere else; its
+    logger is as it was after (another Sphinx application in this process keeps its warnings,
+    and gets none of these)."""
+    heard = BufferingHandler(capacity=1000)  # keeps the records (flushed only when full)
     logger = logging.getLogger("sphinx")
     kept = logger.handlers[:], logger.level, logger.propagate
-    logger.handlers[:], logger.propagate = handlers, False
+    logger.handlers[:], logger.propagate = [heard], False
     try:
-        yield
+        yield heard.buffer
     finally:
         logger.handlers[:], _, logger.propagate = kept
         logger.setLevel(kept[1])
@@ -442,7 +446,7 @@ def _sphinx():
     # Its folders are gone once it is made (it writes nothing), so none is left
     # behind by a process that is killed or leaves by os._exit (the preview's).
     with (
-        _sphinx_logs_to(),
+        _sphinx_heard(),
         docutils_namespace(),
         tempfile.TemporaryDirectory(prefix="checks-sphinx-") as folder,
     ):
@@ -464,8 +468,8 @@ WRITTEN = "written_role"
 def _recorded(name, role):
     """*role*, marking the nodes it makes as :func:`_markup` reads them."""
 
-    def recording(written, rawtext, text, *args, **kwargs):
-        made, messages = role(written, rawtext, text, *args, **kwargs)
+    def recording(as_written, rawtext, text, *args, **kwargs):
+        made, messages = role(as_written, rawtext, text, *args, **kwargs)
         for number, node in enumerate(made):
             if isinstance(node, nodes.Element):
                 node[WRITTEN] = "" if number else (name, text)
@@ -499,8 +503,7 @@ def sphinx_document(text, syntax, known_roles=frozenset()):
     app, settings, (own_directives, own_roles) = _sphinx()
     document = utils.new_document("<message>", settings)
     marking = functools.partial(_marking, known_roles=known_roles)
-    heard = BufferingHandler(capacity=1000)  # keeps the records (flushed only when full)
-    with docutils_namespace(), sphinx_domains(app.env), _role_lookup(marking), _sphinx_logs_to(heard):
+    with docutils_namespace(), sphinx_domains(app.env), _role_lookup(marking), _sphinx_heard() as heard:
         directives._directives.update(own_directives)
         roles._roles.update(own_roles)
         try:
@@ -512,7 +515,7 @@ def sphinx_document(text, syntax, known_roles=frozenset()):
         except Exception:
             return None
     reported = [m[0].astext() for m in document.findall(nodes.system_message) if m.children]
-    for record in heard.buffer:  # (MyST both reports and logs an unknown role: once is enough)
+    for record in heard:  # (MyST both reports and logs an unknown role: once is enough)
         said = record.getMessage()
         if record.levelno >= logging.WARNING and not any(r.startswith(said) for r in reported):
             document += nodes.system_message(said, level=2, type="WARNING")
@@ -547,15 +550,14 @@ def inconsistent_references(english, translation, syntax, noqa=False):
     old, new = old.deepcopy(), new.deepcopy()  # the updater renames and re-links what it compares
     document = utils.new_document("<message>", _sphinx()[1])
     document += old
-    heard = BufferingHandler(capacity=1000)  # keeps the records (flushed only when full)
-    with _sphinx_logs_to(heard):
+    with _sphinx_heard() as heard:
         updater = _NodeUpdater(old, new, document, noqa)
         updater.update_autofootnote_references()
         updater.update_refnamed_references()
         updater.update_refnamed_footnote_references()
         updater.update_citation_references()
         updater.update_pending_xrefs()
-    return [record.getMessage() for record in heard.buffer]
+    return [record.getMessage() for record in heard]
 
 
 # -- Python ---------------------------------------------------------------------
