@@ -3,7 +3,9 @@
 The emulation is checked three ways: against PyTorch's own scatter, replicate
 and gather code with only their CUDA copies swapped for CPU ones, against the
 behaviour PyTorch documents for DataParallel replicas, and, on a machine with
-CUDA, against the real nn.DataParallel.
+CUDA, against the real nn.DataParallel. What the pages say of DataParallel is
+checked against torch and against what the pages printed while they were built.
+Each tutorial runs once, in this module.
 """
 
 import collections
@@ -17,7 +19,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from conftest import run_example
+from conftest import printed_lines, run_example
 
 # The modules, not the functions torch.nn.parallel exports under the same names.
 replicate_module = importlib.import_module("torch.nn.parallel.replicate")
@@ -453,6 +455,65 @@ def test_probe_output_shows_the_replica_behaviour(tutorial_run):
     assert probe.norm.num_batches_tracked.item() == 1
     assert "batches tracked by BatchNorm: 1" in lines
     assert "running mean comes from the first chunk alone: True" in lines
+
+
+# -- plot_01: the wrapper and the replicas, as the page printed them ----------------------------------------------
+
+
+def test_a_new_module_is_on_the_cpu_until_moved(site):
+    """The page's first sentence: a model runs on the CPU until it is moved."""
+    assert torch.nn.Linear(2, 2).weight.device == torch.device("cpu")
+    printed = printed_lines(site, "plot_01_dataparallel")
+    assert "a new module's parameters are on cpu" in printed
+
+
+def test_the_wrapper_prefixes_state_dict_keys_with_module(site, tutorial):
+    inner = tutorial["Model"](5, 2)
+    wrapped = nn.DataParallel(inner)
+    assert list(wrapped.state_dict()) == ["module." + key for key in inner.state_dict()]
+    assert wrapped.module is inner and not hasattr(wrapped, "fc")
+    with pytest.raises(RuntimeError, match="Missing key"):
+        tutorial["Model"](5, 2).load_state_dict(wrapped.state_dict())
+    printed = printed_lines(site, "plot_01_dataparallel")
+    assert "wrapped state_dict keys: ['module.fc.weight', 'module.fc.bias']" in printed
+    assert "loading wrapped.module.state_dict(): <All keys matched successfully>" in printed
+    assert any(line.startswith("loading wrapped.state_dict(): Missing key(s)") for line in printed)
+
+
+def test_with_one_device_forward_still_scatters(site, tutorial):
+    """The emulation runs DataParallel's own forward, so its calls are torch's."""
+    emulation = tutorial["EmulatedDataParallel"]
+    assert "forward" not in vars(emulation) and emulation.forward is nn.DataParallel.forward
+    assert tutorial["steps_of_forward"](1) == ["scatter"]
+    assert tutorial["steps_of_forward"](3) == ["scatter", "replicate", "parallel_apply", "gather"]
+    printed = printed_lines(site, "plot_01_dataparallel")
+    assert "1 device: scatter" in printed
+    assert "3 devices: scatter, replicate, parallel_apply, gather" in printed
+
+
+def test_torch_replicas_lose_assignments_and_share_mutated_objects(monkeypatch, site, tutorial):
+    monkeypatch.setattr(replicate_module, "_broadcast_coalesced_reshape", cpu_broadcast)
+    probe = tutorial["Probe"]()
+    replicas = replicate_module.replicate(probe, [0, 1, 2])
+    for replica in replicas:
+        replica(torch.randn(4, 5))
+    assert probe.calls == 0 and all(replica.calls == 1 for replica in replicas)
+    assert all(replica.seen is probe.seen for replica in replicas) and len(probe.seen) == 3
+    printed = printed_lines(site, "plot_01_dataparallel")
+    assert "calls counted on the module: 0 | entries in its list: 3" in printed
+
+
+def test_torch_replicas_have_parameters_only_under_no_grad(monkeypatch, site, tutorial):
+    monkeypatch.setattr(replicate_module, "_broadcast_coalesced_reshape", cpu_broadcast)
+    probe = tutorial["Probe"]()
+    with_grad = replicate_module.replicate(probe, [0, 1, 2])
+    assert [len(list(replica.parameters())) for replica in with_grad] == [0, 0, 0]
+    detached = replicate_module.replicate(probe, [0, 1, 2], detach=True)
+    assert [len(list(replica.parameters())) for replica in detached] == [2, 0, 0]
+    assert all(a is b for a, b in zip(detached[0].parameters(), probe.parameters()))
+    printed = printed_lines(site, "plot_01_dataparallel")
+    assert "(rows, parameters) in each replica: [(4, 0), (4, 0), (2, 0)]" in printed
+    assert "(rows, parameters) under torch.no_grad(): [(4, 2), (4, 0), (2, 0)]" in printed
 
 
 def busy_by_formula(rows, gpus):

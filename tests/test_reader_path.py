@@ -26,18 +26,16 @@ import torch._dynamo  # noqa: F401  before any process group: DDP imports it (se
 import torch.distributed as dist
 import torch.nn as nn
 from bs4 import BeautifulSoup
-from conftest import loaded_as_script, printed_lines, run_example
+from conftest import loaded_as_script, printed_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-FIRST = EXAMPLES / "plot_01_dataparallel.py"
 IN_DEPTH = EXAMPLES / "plot_02_dataparallel_in_depth.py"
 DDP_PAGE = EXAMPLES / "plot_03_distributed_data_parallel.py"
 FIXTURE = Path(__file__).resolve().parent / "roots" / "collapsed-sections"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "conf")}
 # The issue's budget for the first tutorial's main path.
 FIRST_PAGE_CODE_LINES = 100
-replicate_module = importlib.import_module("torch.nn.parallel.replicate")
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="the page's launcher forks")
 
@@ -57,12 +55,6 @@ def code_blocks(article, collapsed):
         if (pre.find_parent("details") is not None) == collapsed:
             blocks.append(pre.get_text().removesuffix("\n"))
     return blocks
-
-
-@pytest.fixture(scope="module")
-def first():
-    """The DataParallel tutorial's globals, from one run."""
-    return run_example(FIRST)[0]
 
 
 @pytest.fixture(scope="module")
@@ -140,72 +132,6 @@ def test_ddp_page_teaches_torchrun_and_mp_spawn_and_folds_the_build_launcher(sit
         assert internal not in main, internal
         assert internal in folded, internal
     assert "def launch(" in folded and "def launch(" not in main
-
-
-# -- plot_01: the wrapper and the replicas ----------------------------------------------
-
-
-def test_a_new_module_is_on_the_cpu_until_moved(site):
-    """The page's first sentence: a model runs on the CPU until it is moved."""
-    assert torch.nn.Linear(2, 2).weight.device == torch.device("cpu")
-    printed = printed_lines(site, "plot_01_dataparallel")
-    assert "a new module's parameters are on cpu" in printed
-
-
-def test_the_wrapper_prefixes_state_dict_keys_with_module(site, first):
-    inner = first["Model"](5, 2)
-    wrapped = nn.DataParallel(inner)
-    assert list(wrapped.state_dict()) == ["module." + key for key in inner.state_dict()]
-    assert wrapped.module is inner and not hasattr(wrapped, "fc")
-    with pytest.raises(RuntimeError, match="Missing key"):
-        first["Model"](5, 2).load_state_dict(wrapped.state_dict())
-    printed = printed_lines(site, "plot_01_dataparallel")
-    assert "wrapped state_dict keys: ['module.fc.weight', 'module.fc.bias']" in printed
-    assert "loading wrapped.module.state_dict(): <All keys matched successfully>" in printed
-    assert any(line.startswith("loading wrapped.state_dict(): Missing key(s)") for line in printed)
-
-
-def test_with_one_device_forward_still_scatters(site, first):
-    """The emulation runs DataParallel's own forward, so its calls are torch's."""
-    emulation = first["EmulatedDataParallel"]
-    assert "forward" not in vars(emulation) and emulation.forward is nn.DataParallel.forward
-    assert first["steps_of_forward"](1) == ["scatter"]
-    assert first["steps_of_forward"](3) == ["scatter", "replicate", "parallel_apply", "gather"]
-    printed = printed_lines(site, "plot_01_dataparallel")
-    assert "1 device: scatter" in printed
-    assert "3 devices: scatter, replicate, parallel_apply, gather" in printed
-
-
-def cpu_broadcast(tensors, devices, detach=False):
-    """torch's broadcast on the CPU: device 0 gets the inputs themselves, the others copies."""
-    return [[t if detach else t.view_as(t) for t in tensors] if index == 0
-            else [t.detach().clone() if detach else t.clone() for t in tensors]
-            for index in range(len(devices))]  # fmt: skip
-
-
-def test_torch_replicas_lose_assignments_and_share_mutated_objects(monkeypatch, site, first):
-    monkeypatch.setattr(replicate_module, "_broadcast_coalesced_reshape", cpu_broadcast)
-    probe = first["Probe"]()
-    replicas = replicate_module.replicate(probe, [0, 1, 2])
-    for replica in replicas:
-        replica(torch.randn(4, 5))
-    assert probe.calls == 0 and all(replica.calls == 1 for replica in replicas)
-    assert all(replica.seen is probe.seen for replica in replicas) and len(probe.seen) == 3
-    printed = printed_lines(site, "plot_01_dataparallel")
-    assert "calls counted on the module: 0 | entries in its list: 3" in printed
-
-
-def test_torch_replicas_have_parameters_only_under_no_grad(monkeypatch, site, first):
-    monkeypatch.setattr(replicate_module, "_broadcast_coalesced_reshape", cpu_broadcast)
-    probe = first["Probe"]()
-    with_grad = replicate_module.replicate(probe, [0, 1, 2])
-    assert [len(list(replica.parameters())) for replica in with_grad] == [0, 0, 0]
-    detached = replicate_module.replicate(probe, [0, 1, 2], detach=True)
-    assert [len(list(replica.parameters())) for replica in detached] == [2, 0, 0]
-    assert all(a is b for a, b in zip(detached[0].parameters(), probe.parameters()))
-    printed = printed_lines(site, "plot_01_dataparallel")
-    assert "(rows, parameters) in each replica: [(4, 0), (4, 0), (2, 0)]" in printed
-    assert "(rows, parameters) under torch.no_grad(): [(4, 2), (4, 0), (2, 0)]" in printed
 
 
 # -- plot_02: the idle bound and BatchNorm ------------------------------------------------
