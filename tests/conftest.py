@@ -162,6 +162,30 @@ def run_example(path):
     return namespace, printed.getvalue()
 
 
+def sphinx_build(*args):
+    """``sphinx-build *args``, run in this process: its exit status and what it printed,
+    as subprocess.run returns them (``--no-color`` added: the tests read its lines).
+
+    Sphinx's own command line (build_main), without a new interpreter that imports
+    Sphinx, docutils and our extensions again for each fixture project. Sphinx
+    resets docutils' roles and directives after a build; the translations it
+    loaded are forgotten here, before and after, as sphinx.testing does between
+    applications, so that no build sees another language's.
+    """
+    import sphinx.locale
+    from sphinx.cmd.build import build_main
+
+    argv = ["--no-color", *map(str, args)]
+    printed, warned = io.StringIO(), io.StringIO()
+    sphinx.locale.translators.clear()
+    try:
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(warned):
+            status = build_main(argv)
+    finally:
+        sphinx.locale.translators.clear()
+    return subprocess.CompletedProcess(["sphinx-build", *argv], status, printed.getvalue(), warned.getvalue())
+
+
 @contextlib.contextmanager
 def loaded_as_script(path):
     """The example *path* loaded as its launcher's processes load it; yields its namespace.

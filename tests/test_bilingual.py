@@ -1,18 +1,15 @@
 """conf/site_extensions/bilingual.py on a one-page fixture project (tests/roots/bilingual)."""
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from conftest import sphinx_build
 from translation.catalogs import messages, read  # conf/ is on sys.path
 
 TESTS = Path(__file__).resolve().parent
 ROOT_PROJECT = TESTS / "roots" / "bilingual"
-ENV = {**os.environ, "PYTHONPATH": str(TESTS.parent / "conf")}
 
 
 def build(tmp_path, builder, language):
@@ -21,9 +18,8 @@ def build(tmp_path, builder, language):
     if not src.exists():
         shutil.copytree(ROOT_PROJECT, src)
     out = tmp_path / f"{builder}-{language}"
-    cmd = [sys.executable, "-m", "sphinx", "-b", builder, "-W", "-q", "-D", f"language={language}",
-           "-d", str(tmp_path / f"doctrees-{builder}-{language}"), str(src), str(out)]  # fmt: skip
-    result = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+    result = sphinx_build("-b", builder, "-W", "-q", "-D", f"language={language}",
+                          "-d", tmp_path / f"doctrees-{builder}-{language}", src, out)  # fmt: skip
     assert result.returncode == 0, result.stderr
     return out
 

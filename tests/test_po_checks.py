@@ -22,7 +22,7 @@ import opencc
 import pytest
 from babel.messages.pofile import write_po
 
-from conftest import copy_project
+from conftest import copy_project, sphinx_build
 from languages import LANGUAGES
 from translation import catalog_report, run_checks as gate, seed_zh_tw
 from translation.checks import markup, references, script_mix, terminology, unused
@@ -379,9 +379,7 @@ def test_role_changes_and_numbered_starts_are_judged_as_sphinx_builds_them(tmp_p
     """
 
     def build(src, *options):
-        cmd = [sys.executable, "-m", "sphinx", "-q", "-b", "html", *options, str(src),
-               str(src / "_build")]  # fmt: skip
-        subprocess.run(cmd, check=True, capture_output=True, text=True)
+        sphinx_build("-q", "-b", "html", *options, src, src / "_build").check_returncode()
         return (src / "_build" / "index.html").read_text("utf-8")
 
     ext, main = tmp_path / "ext", tmp_path / "main"
@@ -451,9 +449,7 @@ def test_a_myst_translation_sphinx_drops_is_named_by_its_own_mark(tmp_path):
     for msgid, (msgstr, *_) in cases.items():
         catalog.add(msgid, msgstr)
     write(catalog, po / "index.po")
-    cmd = [sys.executable, "-m", "sphinx", "-q", "-b", "html", "-D", "language=zh_CN", str(tmp_path),
-           str(tmp_path / "_build")]  # fmt: skip
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    sphinx_build("-q", "-b", "html", "-D", "language=zh_CN", tmp_path, tmp_path / "_build").check_returncode()
     html = (tmp_path / "_build" / "index.html").read_text("utf-8")
     for msgid, (msgstr, shown, severity, named) in cases.items():
         assert shown in html
@@ -712,9 +708,7 @@ def test_status_page_counts_catalogs_and_rebuilds_when_one_changes(tmp_path):
     (src / "index.md").write_text("# Status\n\n```{translation-status}\n```\n")
 
     def build(builder):
-        cmd = [sys.executable, "-m", "sphinx", "-b", builder, "-W", str(src),
-               str(tmp_path / builder)]  # fmt: skip
-        result = subprocess.run(cmd, capture_output=True, text=True)
+        result = sphinx_build("-b", builder, "-W", src, tmp_path / builder)
         assert result.returncode == 0, result.stderr
         return result.stdout
 
@@ -907,8 +901,8 @@ def test_the_gate_says_sphinx_warns_exactly_where_a_build_warns(tmp_path):
     for msgid, (msgstr, _) in cases.items():
         catalog.add(msgid, msgstr)
     write(catalog, po / "index.po")
-    built = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", str(src), str(src / "_build")],
-                           capture_output=True, text=True, check=True)  # fmt: skip
+    built = sphinx_build("-q", "-b", "html", src, src / "_build")
+    built.check_returncode()
     for msgid, (msgstr, warns) in cases.items():
         line = 4 + 2 * list(cases).index(msgid)
         assert (f"index.rst:{line}: WARNING: inconsistent" in built.stderr) == warns, (msgid, built.stderr)

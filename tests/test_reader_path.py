@@ -26,14 +26,13 @@ import torch._dynamo  # noqa: F401  before any process group: DDP imports it (se
 import torch.distributed as dist
 import torch.nn as nn
 from bs4 import BeautifulSoup
-from conftest import loaded_as_script, printed_lines
+from conftest import loaded_as_script, printed_lines, sphinx_build
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 IN_DEPTH = EXAMPLES / "plot_02_dataparallel_in_depth.py"
 DDP_PAGE = EXAMPLES / "plot_03_distributed_data_parallel.py"
 FIXTURE = Path(__file__).resolve().parent / "roots" / "collapsed-sections"
-ENV = {**os.environ, "PYTHONPATH": str(ROOT / "conf")}
 # The issue's budget for the first tutorial's main path.
 FIRST_PAGE_CODE_LINES = 100
 
@@ -70,9 +69,7 @@ def ddp():
 def build_fixture(tmp_path, builder):
     """Build the fixture project with ``builder``; return the output folder."""
     out = tmp_path / builder
-    cmd = [sys.executable, "-m", "sphinx", "-b", builder, "-W", "-q", "-d",
-           str(tmp_path / f"doctrees-{builder}"), str(FIXTURE), str(out)]  # fmt: skip
-    result = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+    result = sphinx_build("-b", builder, "-W", "-q", "-d", tmp_path / f"doctrees-{builder}", FIXTURE, out)
     assert result.returncode == 0, result.stderr
     return out
 

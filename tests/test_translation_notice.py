@@ -6,20 +6,17 @@ project's real zh_TW sphinx.po, copied in, so the test also catches a
 translation that loses a placeholder.
 """
 
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from conftest import sphinx_build
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 FIXTURE = TESTS / "roots" / "translation-notice"
-ENV = {**os.environ, "PYTHONPATH": str(ROOT / "conf")}
 
 
 def build(tmp_path, language):
@@ -29,9 +26,8 @@ def build(tmp_path, language):
     messages = src / "locale" / "zh_TW" / "LC_MESSAGES"
     shutil.copy(ROOT / "locale" / "zh_TW" / "LC_MESSAGES" / "sphinx.po", messages / "sphinx.po")
     out = tmp_path / f"html-{language}"
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "-q", "-D", f"language={language}",
-           "-d", str(tmp_path / "doctrees"), str(src), str(out)]  # fmt: skip
-    result = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+    result = sphinx_build("-b", "html", "-W", "-q", "-D", f"language={language}",
+                          "-d", tmp_path / "doctrees", src, out)  # fmt: skip
     assert result.returncode == 0, result.stderr
     return out
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import outside_env
+from conftest import outside_env, sphinx_build
 from conftest import SCRIPTED
 from babel.messages.pofile import write_po
 from translation.catalogs import messages, read  # conf/ is on sys.path (conftest)
@@ -29,7 +29,6 @@ from translation.run_checks import ENTRY_CHECKS, run_checks
 
 TESTS = Path(__file__).resolve().parent
 FIXTURE = TESTS / "roots" / "translation-safety"
-ENV = {**os.environ, "PYTHONPATH": str(TESTS.parent / "conf")}
 SECRET = "TOP-SECRET-7f3c"  # in secret.txt beside the fixture's pages: must never be published
 TUTORIAL = "auto_examples/plot_01_dataparallel.html"
 REFRESH = '"><meta http-equiv="refresh" content="0;url=//example.org/">'
@@ -123,24 +122,11 @@ def msgstr_line(po, msgid):
 
 def sphinx(src, out, *options, language="zh_TW", werror=False):
     """Build *src* into *out* (without -W unless *werror*); return the finished process."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "sphinx",
-        "-b",
-        "html",
-        "-q",
-        "--no-color",  # the tests read its lines; CI=true would colour them
-        "-D",
-        f"language={language}",
-        "-d",
-        str(out.with_name(out.name + "-doctrees")),
-        *options,
-        str(src),
-        str(out),
-    ]
-    cmd += ["-W", "--keep-going"] if werror else []  # fmt: skip
-    return subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+    doctrees = out.with_name(out.name + "-doctrees")
+    strict = ["-W", "--keep-going"] if werror else []
+    return sphinx_build(
+        "-b", "html", "-q", "-D", f"language={language}", "-d", doctrees, *options, src, out, *strict
+    )
 
 
 def scripts_in(folder):
