@@ -87,7 +87,7 @@ livehtml: $(VENV)/.installed ## Live preview of one language (default zh_CN) at 
 test: $(VENV)/.installed ## Lint and check the layout (ruff.toml), then run the whole test suite (builds the site once), WORKERS at once
 	$(PY) -m ruff check --quiet conf tests tools
 	@$(PY) -m ruff format --check --quiet conf tests tools || { echo "make format lays these files out"; exit 1; }
-	$(PY) -m pytest -ra --numprocesses=$(WORKERS) --maxprocesses=4 --dist=loadfile tests
+	$(PY) -m pytest -ra --numprocesses=$(WORKERS) --maxprocesses=4 --dist=loadfile --no-loadscope-reorder tests
 
 format: $(VENV)/.installed ## Lay out the Python of conf/, tests/ and tools/ as make test expects (ruff format)
 	$(PY) -m ruff format --quiet conf tests tools

@@ -10,6 +10,7 @@ Tests that need an optional tool carry its marker (``browser``: Chromium;
 the session says so at its start, with how to install it.
 """
 
+import collections
 import contextlib
 import fcntl
 import functools
@@ -112,13 +113,49 @@ def pytest_report_header(config):
     return lines
 
 
+# Each test's seconds when it last ran, in pytest's cache (.pytest_cache).
+TEST_SECONDS = "dp-tutorial/test-seconds"
+
+
 def pytest_collection_modifyitems(config, items):
-    """Skip the tests whose optional tools are missing, naming what is missing."""
+    """Skip the tests whose optional tools are missing, naming what is missing; put the
+    modules whose tests took longest last time first.
+
+    ``make test`` hands the workers one module at a time, in this order
+    (``--dist=loadfile --no-loadscope-reorder``): longest first, no worker is
+    left with a long module while the others have finished. The modules none
+    of whose tests the cache knows (new ones; all, in a fresh clone) go first,
+    those with the most tests first, as pytest-xdist would order them.
+    """
     for item in items:
         for marker, absent in missing_tools().items():
             if item.get_closest_marker(marker):
                 names = " and ".join(what for what, _ in absent)
                 item.add_marker(pytest.mark.skip(reason=f"missing {names}"))
+    cache = getattr(config, "cache", None)  # none with -p no:cacheprovider
+    seconds = cache.get(TEST_SECONDS, {}) if cache else {}
+    modules = collections.defaultdict(list)
+    for item in items:
+        modules[item.nodeid.split("::")[0]].append(seconds.get(item.nodeid))
+    total = {module: sum(filter(None, known)) if any(known) else float("inf")
+             for module, known in modules.items()}  # fmt: skip
+    # Stable: each module's tests stay in order. Unknown modules: the most tests first.
+    items.sort(key=lambda item: (-total[module := item.nodeid.split("::")[0]], -len(modules[module])))
+
+
+_test_seconds = collections.Counter()
+
+
+def pytest_runtest_logreport(report):
+    """Add up each test's seconds: its set-up, call and teardown."""
+    _test_seconds[report.nodeid] += report.duration
+
+
+def pytest_sessionfinish(session):
+    """Keep the tests' seconds for the next run's order (by the xdist controller, or a plain run)."""
+    cache = getattr(session.config, "cache", None)
+    if cache and not hasattr(session.config, "workerinput") and _test_seconds:
+        cache.set(TEST_SECONDS, {**cache.get(TEST_SECONDS, {}), **_test_seconds})
 
 
 @contextlib.contextmanager
