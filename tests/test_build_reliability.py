@@ -437,31 +437,36 @@ SECOND_COMMANDS = {
 }
 
 
-@pytest.mark.parametrize("second", SECOND_COMMANDS)
-def test_a_second_build_of_the_checkout_waits_for_the_first(project, second):
+def test_every_second_build_of_the_checkout_waits_for_the_first(project):
+    """A build, an extraction and a clean started while a build writes the checkout's
+    pages wait, each saying for what, touch nothing meanwhile, and then run, one at a time."""
     gallery = project / "docs" / "auto_examples"
     first, _ = start_paused_build(project, "en")
+    waiting = {}
     try:
         before = {"gallery": digest(gallery), "zh_TW": digest(project / "_build/html/zh_TW")}
-        log = project / "second.log"
-        with open(log, "w") as out:
-            waiting = subprocess.Popen(SECOND_COMMANDS[second], cwd=project, env=outside_env(),
-                                       stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
-        text = wait_for_text(log, "waiting: ")
-        assert "`the first build` (pid " in text and f"`{second}` starts when it is done" in text
-        time.sleep(2)  # it really waits: nothing of the first one's was touched
-        assert waiting.poll() is None
+        for second, command in SECOND_COMMANDS.items():
+            with open(project / f"{second}.log", "w") as out:
+                waiting[second] = subprocess.Popen(command, cwd=project, env=outside_env(),
+                                                   stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+        for second in SECOND_COMMANDS:
+            text = wait_for_text(project / f"{second}.log", "waiting: ")
+            assert "`the first build` (pid " in text and f"`{second}` starts when it is done" in text
+        time.sleep(2)  # they really wait: nothing of the first one's was touched
+        assert all(process.poll() is None for process in waiting.values())
         assert digest(gallery) == before["gallery"]
         assert digest(project / "_build/html/zh_TW") == before["zh_TW"]
         (project / "resume").touch()
         assert first.wait(timeout=240) == 0
-        assert waiting.wait(timeout=300) == 0, log.read_text()[-3000:]
+        for second, process in waiting.items():
+            assert process.wait(timeout=300) == 0, (project / f"{second}.log").read_text()[-3000:]
     finally:
         (project / "resume").touch()
         if first.poll() is None:
             os.killpg(first.pid, signal.SIGKILL)
-    if second != "make clean":
-        assert (project / "_build/html/en/index.html").is_file()  # the first one's site
+        for process in waiting.values():
+            if process.poll() is None:
+                process.kill()
 
 
 def test_the_lock_goes_with_a_killed_build(project):
