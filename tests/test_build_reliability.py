@@ -467,6 +467,7 @@ def test_every_second_build_of_the_checkout_waits_for_the_first(project):
         for process in waiting.values():
             if process.poll() is None:
                 process.kill()
+                process.wait()
 
 
 def test_the_lock_goes_with_a_killed_build(project):

@@ -457,7 +457,7 @@ def test_probe_output_shows_the_replica_behaviour(tutorial_run):
     assert "running mean comes from the first chunk alone: True" in lines
 
 
-# -- plot_01: the wrapper and the replicas, as the page printed them ----------------------------------------------
+# -- plot_01: the wrapper and the replicas, as the page printed them --------------
 
 
 def test_a_new_module_is_on_the_cpu_until_moved(site):
