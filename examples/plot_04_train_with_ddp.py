@@ -123,10 +123,12 @@ def run_rank(job, *args):
     """Be one process of the group: join it, run ``job``, leave it."""
     device = device_for_this_process()
     gpus = torch.cuda.device_count()
-    if device.type == "cpu" and gpus and os.environ["RANK"] == "0":
-        print(f"{os.environ['LOCAL_WORLD_SIZE']} processes on this machine and {gpus} GPU"
-              f"{'s' if gpus > 1 else ''}: NCCL needs a GPU per process, so all of them"
-              " use the CPU and gloo")
+    if device.type == "cpu" and gpus:
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # no GPU for this process, before CUDA starts
+        if os.environ["RANK"] == "0":
+            print(f"{os.environ['LOCAL_WORLD_SIZE']} processes on this machine and {gpus} GPU"
+                  f"{'s' if gpus > 1 else ''}: NCCL needs a GPU per process, so all of them"
+                  " use the CPU and gloo")
     if device.type == "cuda":
         torch.cuda.set_device(device)
         dist.init_process_group("nccl", device_id=device)
@@ -489,9 +491,10 @@ if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
 # :ref:`the DDP tutorial's launcher <ddp-launcher>` explains, the store holds
 # its port from the start, so no other job can take it, and the processes are
 # copies of a fork server that has imported ``torch`` and has never used CUDA
-# or run a backward pass (in a notebook, copies of the notebook's own process,
-# in which this page runs no backward pass), and each limits ``torch`` to one
-# thread with ``torch.set_num_threads(1)``. Each process's printed lines are
+# or run a backward pass (in a notebook, copies of the notebook's own process
+# on a machine without GPUs; on a machine with GPUs, ``launch`` refuses to
+# start them from a notebook), and each limits ``torch`` to one thread with
+# ``torch.set_num_threads(1)``. Each process's printed lines are
 # sent back to this one and shown after the job, tagged with the rank, under a
 # line that says where the processes ran. This section is the only part of the
 # page that exists for the build: your own scripts need none of it.
@@ -504,12 +507,14 @@ def start_method():
         return "forkserver" if "forkserver" in methods else "spawn"
     if "fork" not in methods:
         raise RuntimeError("here the processes must import the script, and a notebook has"
-                           " none: run this tutorial as a script (plot_04_train_with_ddp.py),"
+                           " none: run this tutorial as a script (python plot_04_train_with_ddp.py)"
                            " or with torchrun")
-    if torch.cuda.is_initialized():
-        raise RuntimeError("this notebook's process has initialised CUDA, and copies of it"
-                           " could not use CUDA: restart the kernel, or run this tutorial"
-                           " as a script (plot_04_train_with_ddp.py)")
+    if torch.cuda.device_count() > 0:  # NVML: asking starts no CUDA
+        raise RuntimeError("this machine has GPUs, and a copy of this notebook's process could"
+                           " use none of them once the notebook has called"
+                           " torch.cuda.is_available(), nor run a backward pass once the"
+                           " notebook has run one: run this tutorial as a script"
+                           " (python plot_04_train_with_ddp.py) or with torchrun")
     return "fork"
 
 
@@ -579,7 +584,7 @@ def show(world_size, reports):
         for line in printed.splitlines():
             print(f"[rank {rank}] {line}")
     silent = [rank for rank, (printed, _, _) in enumerate(reports) if not printed]
-    if silent:
+    if silent and world_size > 1:  # one process is all there is: nothing to say of the others
         print(f"(ranks {silent[0]} to {silent[-1]} printed nothing)" if len(silent) > 1
               else f"(rank {silent[0]} printed nothing)")
     return [value for _, value, _ in reports]
@@ -853,7 +858,8 @@ if __name__ == "__main__":
 # above showed, the global batch alone decides what is computed, so this runs
 # in a single process, without DDP, with batches of 960, for the same 4
 # epochs, with the learning rate unchanged, times 2 (the square root of 4)
-# and times 4. (Run with 8 processes, the numbers are the same, to rounding.)
+# and times 4, on a GPU if the machine has one, as the first line says. (Run
+# with 8 processes, the numbers are the same, to rounding.)
 
 
 def train_alone(batch_size, learning_rate):
@@ -885,7 +891,7 @@ def with_rates(batch_size, factors):
 
 
 if __name__ == "__main__":
-    [(_, larger, _)] = launch(1, with_rates, 4 * GLOBAL_BATCH, (1, 2, 4))
+    [larger] = show(1, launch(1, with_rates, 4 * GLOBAL_BATCH, (1, 2, 4)))
     for factor, (loss, accuracy, steps) in larger.items():
         print(f"global batch {4 * GLOBAL_BATCH}, {steps} steps per epoch, learning rate"
               f" {LEARNING_RATE * factor:.2f}: epoch {EPOCHS} loss {loss:.6f},"
