@@ -12,13 +12,14 @@ the model and the data of the :ref:`DataParallel tutorial
 <dataparallel-tutorial>` with DDP and shows what each process does with 1, 2,
 3 and 8 processes.
 
-The outputs below are real: while the site was built, the script started
-that many processes on the build machine. However it is started, each
+The outputs below are real: the script started that many processes on the
+machine that ran it, the one that built this site unless the line above a
+result says it was recorded on another. However it is started, each
 process trains on a GPU of its own, with the ``nccl`` backend, when the
 machine has at least one GPU per process; otherwise all of them train on the
 CPU, with the ``gloo`` backend, and say so. The line above each result says
 which it was. The page is written for PyTorch 2.13; the first output shows
-the version that built it.
+the version that ran it.
 """
 
 
@@ -523,7 +524,7 @@ def _as_rank(rank, world_size, ports, results, target, args):
 
 # %%
 # The last helper runs the tutorial's training in ``world_size`` processes:
-# on a GPU each when the build machine has that many, otherwise on its CPU.
+# on a GPU each when the machine has that many, otherwise on its CPU.
 # It first says how many processes ran and where, then sums up what they
 # reported (how many samples each one got, how many of those were repeats,
 # and the global batch of each step), then prints every process's lines.

@@ -21,10 +21,11 @@ Start it the way you would start your own script, with one process per GPU:
 Each process trains on a GPU of its own, with the ``nccl`` backend, when the
 machine has at least one GPU per process; otherwise all of them train on the
 CPU, with the ``gloo`` backend, and say so. The outputs below come from the
-build of this site, which ran the same training with 1, 2, 3 and 8
-processes, by the same rule; the line above each result says where it ran.
+same training run with 1, 2, 3 and 8 processes, by the same rule, on the
+machine that built this site unless the line above a result says it was
+recorded on another; that line says where each result ran.
 The page is written for PyTorch 2.13; the first output shows the version
-that built it.
+that ran it.
 """
 
 # %%
@@ -804,8 +805,11 @@ if __name__ == "__main__":
 # gradients and the optimizer's state stay in ``float32``; ``backward`` runs
 # outside the block. ``train_epoch`` puts the forward and the loss inside it
 # when ``bf16=True``. The job below first shows the types, then trains with 2
-# processes. On GPUs and on CPUs with bfloat16 instructions this saves time
-# and memory; here it only shows that the result stays close.
+# processes. On GPUs with bfloat16 units (NVIDIA's since Ampere:
+# ``torch.cuda.is_bf16_supported(including_emulation=False)`` says so) and on
+# CPUs with bfloat16 instructions this saves time and memory; older GPUs
+# emulate bfloat16, without the speed-up. Here it only shows that the result
+# stays close.
 
 
 def bf16_training(folder):

@@ -31,11 +31,12 @@ Each process works on a GPU of its own, with the ``nccl`` backend, when the
 machine has at least one GPU per process; otherwise all of them work on the
 CPU, with the ``gloo`` backend (FSDP2 runs there in PyTorch 2.13), hide the
 machine's GPUs from themselves so that nothing in them uses one, and say
-so. The outputs below come from the build of this site, which ran it with 2
-and 4 processes by the same rule, and the comparison with one process on
-that process's GPU if the machine had one; the line above each result says
-where it ran. The page is written for PyTorch 2.13; the first output shows
-the version that ran it.
+so. The outputs below come from running it with 2 and 4 processes by the
+same rule, and the comparison with one process on that process's GPU if
+the machine had one, on the machine that built this site unless the line
+above a result says it was recorded on another; that line says where each
+result ran. The page is written for PyTorch 2.13; the first output shows the
+version that ran it.
 """
 
 # %%
