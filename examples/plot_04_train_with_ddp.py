@@ -458,7 +458,8 @@ def accumulation_check(micro_batches=5):
 # folder (``CHECKPOINT_DIR``, by default ``checkpoints``) if there is one: if
 # the job is stopped, the same command continues from the last epoch it
 # completed. Each process trains on its own GPU when the machine has one per
-# process, and on the CPU with ``gloo`` otherwise; rank 0 says so then.
+# process, and on the CPU with ``gloo`` otherwise; each says which when it
+# starts, and rank 0 says why when it is the CPU.
 
 
 def newest_checkpoint(folder):
@@ -470,6 +471,9 @@ def newest_checkpoint(folder):
 if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
     folder = os.environ.get("CHECKPOINT_DIR", "checkpoints")
     os.makedirs(folder, exist_ok=True)
+    device = device_for_this_process()  # each process says where it runs, first
+    print(f"rank {os.environ['RANK']}: {'nccl' if device.type == 'cuda' else 'gloo'} on {device}",
+          flush=True)
     run_rank(train, folder, newest_checkpoint(folder))
     sys.exit()
 

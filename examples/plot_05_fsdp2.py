@@ -739,12 +739,16 @@ def train_alone(folder):
 # ``CHECKPOINT_DIR`` (by default ``fsdp2-checkpoint``), and stops there. Run
 # again, it goes on from the newest checkpoint, with as many processes as it
 # is given this time. Each process uses its own GPU when the machine has one
-# per process, and the CPU with ``gloo`` otherwise; rank 0 says so then.
+# per process, and the CPU with ``gloo`` otherwise; each says which when it
+# starts, and rank 0 says why when it is the CPU.
 
 if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
     folder = os.environ.get("CHECKPOINT_DIR", "fsdp2-checkpoint")
     os.makedirs(folder, exist_ok=True)
     newest = newest_checkpoint(folder)
+    device = device_for_this_process()  # each process says where it runs, first
+    print(f"rank {os.environ['RANK']}: {'nccl' if device.type == 'cuda' else 'gloo'} on {device}",
+          flush=True)
     run_rank(recipe, folder, torch.bfloat16, newest, STEPS, range(3, STEPS + 1, 3))
     sys.exit()
 

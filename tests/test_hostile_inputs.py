@@ -232,7 +232,8 @@ def test_an_interface_translation_may_add_no_markup_and_no_claim(english, transl
 def test_an_interface_translation_of_words_is_fine():
     assert interface_problems(COPY, "複製到剪貼簿") == []
     assert interface_problems(DATE, "%Y年%m月%d日") == []
-    assert interface_problems(EMULATED, "在 CPU 上模擬的 GPU，於建置本頁時執行：", {"GPU"}) == []  # the glossary's
+    glossary = {"GPU"}  # the glossary's rendering of "GPUs"
+    assert interface_problems(EMULATED, "在 CPU 上模擬的 GPU，於建置本頁時執行：", glossary) == []
     assert interface_problems("Open the notebook", "開啟 Jupyter Notebook", {"Jupyter", "Notebook"}) == []
 
 

@@ -689,6 +689,9 @@ def torchrun(page, cwd, processes=2):
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
     assert done.returncode == 0, done.stdout[-4000:]
     assert "terminate called" not in done.stdout
+    for rank in range(processes):  # each process says where it runs: a GPU of its own, or the CPU
+        where = f"nccl on cuda:{rank}" if not on_the_cpu(processes) else "gloo on cpu"
+        assert f"rank {rank}: {where}" in done.stdout, done.stdout[-4000:]
     return done.stdout
 
 

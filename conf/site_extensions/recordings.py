@@ -98,7 +98,7 @@ def changed_since_recorded(fmt, check, source, kept):
         return None if check == code_digest(source) else "its code changed since it was recorded"
     if check == get_md5sum(source, mode="t"):
         return None
-    where = f"{RECORDED_SOURCES.relative_to(CONF.parent).as_posix()}/{check}.txt"
+    where = f"conf/recordings/sources/{check}.txt"
     if kept is None or not kept.is_file() or kept.is_symlink():
         return ("its source changed since it was recorded, and the file it recorded is not kept"
                 f" in {where} to compare their code")  # fmt: skip
