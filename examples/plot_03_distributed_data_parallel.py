@@ -812,7 +812,8 @@ if __name__ == "__main__" and plt is not None:
 # -------
 #
 # The sections below show the rules behind some sentences above, most of
-# them with a run of their own.
+# them with a run of their own: two processes on the CPU with ``gloo``,
+# whatever GPUs the machine has.
 #
 # .. _ddp-buffers:
 #
