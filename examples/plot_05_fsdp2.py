@@ -779,9 +779,9 @@ def start_method():
     if getattr(sys.modules["__main__"], "__file__", None):  # a script: they can import it
         return "forkserver" if "forkserver" in methods else "spawn"
     if "fork" not in methods:
-        raise RuntimeError("here the processes must import the script, and a notebook has"
-                           " none: run this tutorial as a script (python plot_05_fsdp2.py)"
-                           " or with torchrun")
+        raise RuntimeError("on this system the processes must import the script, and a"
+                           " notebook has none: run this tutorial as a script"
+                           " (python plot_05_fsdp2.py) or with torchrun")
     if torch.cuda.device_count() > 0:  # NVML: asking starts no CUDA
         raise RuntimeError("this machine has GPUs, and a copy of this notebook's process could"
                            " use none of them once the notebook has called"

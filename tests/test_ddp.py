@@ -5,6 +5,7 @@ the tutorial once); the launcher tests use only its definitions, loaded as the
 launcher's processes load them (``as_script``).
 """
 
+import ast
 import math
 import os
 import re
@@ -227,6 +228,21 @@ def test_each_process_takes_its_own_gpu_only_when_there_is_one_for_each(example,
             assert chosen == [torch.device("cuda", rank) for rank in range(processes)]
         else:
             assert chosen == [torch.device("cpu")] * processes
+
+
+def decisions(path):
+    """The code of *path* that decides where a process runs and how processes start, as text."""
+    functions = {node.name: node for node in ast.parse(path.read_text("utf-8")).body
+                 if isinstance(node, ast.FunctionDef)}  # fmt: skip
+    fallback = [node for node in ast.walk(functions["run_rank"])
+                if isinstance(node, ast.If) and "gpus" in ast.unparse(node.test)]  # fmt: skip
+    chosen = [functions["device_for_this_process"], functions["start_method"], *fallback]
+    return "\n".join(ast.unparse(node) for node in chosen).replace(path.name, "PAGE")
+
+
+def test_the_three_pages_decide_where_processes_run_and_start_alike():
+    """Each page is a script of its own, so this code is written three times: it must not drift."""
+    assert len({decisions(path) for path in LAUNCHING}) == 1, [decisions(path) for path in LAUNCHING]
 
 
 def notebook(monkeypatch, namespace):
