@@ -232,22 +232,22 @@ def sharded_model(device, precision=None):
 # Mixed precision
 # ---------------
 #
-# FSDP2 does mixed precision itself, by layer group rather than by operation
-# as ``torch.autocast`` does. With ``param_dtype=torch.bfloat16``, each
-# process casts its ``float32`` pieces to bfloat16 as it copies them into
-# the all-gather's buffer, which FSDP2 frees once it has copied the gathered
-# parameters out of it, and the block computes with those bfloat16
-# parameters, freed when the group is resharded. The sharded parameters
-# that the optimizer updates stay in ``float32``: there is no second,
-# permanent copy of the model, as there is in mixed precision that keeps
-# ``float32`` master weights beside bfloat16 ones. ``reduce_dtype=torch.float32`` averages the
-# gradients in ``float32``. And ``output_dtype=torch.float32``, on the root
-# group only, casts the model's output back: the scores, and so the loss and
-# its average over the processes, are ``float32`` numbers (without it they
-# would be bfloat16, with 2 to 3 significant digits). A block's output can
-# stay bfloat16: the next block would cast a ``float32`` input to bfloat16
-# anyway (``cast_forward_inputs``, on by default), so a cast back to
-# ``float32`` in between would only cost time and memory.
+# FSDP2 does mixed precision itself, by layer group rather than by operation as
+# ``torch.autocast`` does. With ``param_dtype=torch.bfloat16``, each process
+# casts its ``float32`` pieces to bfloat16 as it copies them into the
+# all-gather's buffer, which FSDP2 frees once it has copied the gathered
+# parameters out of it, and the block computes with those bfloat16 parameters,
+# freed when the group is resharded. The sharded parameters that the optimizer
+# updates stay in ``float32``: there is no second, permanent copy of the model,
+# as there is in mixed precision that keeps ``float32`` master weights beside
+# bfloat16 ones. ``reduce_dtype=torch.float32`` averages the gradients in
+# ``float32``. And ``output_dtype=torch.float32``, on the root group only,
+# casts the model's output back: the scores, and so the loss and its average
+# over the processes, are ``float32`` numbers (without it they would be
+# bfloat16, with 2 to 3 significant digits). A block's output can stay
+# bfloat16: the next block would cast a ``float32`` input to bfloat16 anyway
+# (``cast_forward_inputs``, on by default), so a cast back to ``float32`` in
+# between would only cost time and memory.
 
 
 def policies(precision):

@@ -391,7 +391,7 @@ def test_every_committed_recording_is_signed_current_and_shown_by_default(site):
             for block in blocks:
                 line = block.find_previous_sibling()
                 assert line is not None and "provenance" in line.get("class", []), (name, lang)
-                values = [v.get_text() for v in line.select(".provenance-value")]
+                values = [v.get_text() for v in line.select(".provenance-fact")]
                 assert values[0] == f"{len(facts['gpus'])} × {', '.join(sorted(set(facts['gpus'])))}"
                 assert set(expected.values()) <= set(values), (values, expected)
 
@@ -415,7 +415,7 @@ def test_no_translation_changes_the_facts_a_provenance_line_shows(monkeypatch, t
     def shown(part):
         return [node.astext() for node in line.findall(nodes.inline) if part in node["classes"]]
 
-    assert shown("provenance-value") == ["1 × NVIDIA H200", "2.11.0+cu130", "13.0", "580.159.04",
+    assert shown("provenance-fact") == ["1 × NVIDIA H200", "2.11.0+cu130", "13.0", "580.159.04",
                                          "2026-12-04", "e2a3648"]  # fmt: skip
     words = shown("provenance-words")
     assert words == [translation]  # the words are the translation's, and hold no fact of the record

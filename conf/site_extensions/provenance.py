@@ -159,9 +159,8 @@ def note(header, facts, recorded):
     wide = unicodedata.east_asian_width(words[-1:] or " ") in "FW"  # "：" needs no space after it
     for number, (label, value) in enumerate(facts_shown(facts, recorded)):
         line += nodes.Text(SEPARATOR if number else "" if wide else " ")
-        line += nodes.inline("", _(label) if label in LABELS else label, classes=["provenance-label"])
-        line += nodes.Text(" ")
-        line += nodes.inline("", value, classes=["provenance-value"])
+        line += nodes.Text(f"{_(label) if label in LABELS else label} ")
+        line += nodes.inline("", value, classes=["provenance-fact"])  # the record's, as it is
     return line
 
 
