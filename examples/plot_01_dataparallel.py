@@ -10,12 +10,16 @@ it splits every batch across the GPUs, runs a copy of the model on each part,
 and joins the results. This page builds the classic example step by step and
 then shows what it prints on 1, 2, 3 and 8 GPUs.
 
-Every output on this page was produced by running the code while the site was
-built. Where the build machine had fewer GPUs than a result needs, the result
-comes from a CPU emulation of ``nn.DataParallel``, and its output says so;
-:ref:`dataparallel-emulation` shows its code, what it reproduces and what
-it cannot. The pages are written for PyTorch 2.13; the first output shows the
-version that built them.
+Every output on this page was produced by running the code: while the site
+was built, or earlier, on a machine that recorded what it printed. A
+recorded output has a line above it that says so, with that machine's GPUs,
+its PyTorch version and the date of the recording; an output without such a
+line was printed while the site was built. Where the machine had fewer GPUs
+than a result needs, the result comes from a CPU emulation of
+``nn.DataParallel``, and its output says so; :ref:`dataparallel-emulation`
+shows its code, what it reproduces and what it cannot. The pages are
+written for PyTorch 2.13; the first output shows the version that ran the
+code.
 """
 
 # %%
@@ -138,8 +142,8 @@ model.to(device)
 # -----------------
 #
 # The loop prints the sizes seen *outside* the model. Inside, each GPU prints
-# its own share of the batch. The output below is from the machine that built
-# this page.
+# its own share of the batch. The output below is what the machine that ran
+# the code printed (see the top of the page for which machine that was).
 
 for data in rand_loader:
     input = data.to(device)
@@ -155,8 +159,9 @@ for data in rand_loader:
 # ----------------------------------------------------
 #
 # To show the results for 1, 2, 3 and 8 GPUs on every build, the page needs
-# that many GPUs. When the build machine has them, the results come from the
-# real ``nn.DataParallel``. When it does not, they come from the class below.
+# that many GPUs. When the machine that runs the code has them, the results
+# come from the real ``nn.DataParallel``. When it does not, they come from the
+# class below.
 # It keeps ``nn.DataParallel``'s own ``forward``, which scatters the inputs
 # and, with one device, calls the module on them; with more, it also
 # replicates the module, applies the replicas and gathers their outputs. The

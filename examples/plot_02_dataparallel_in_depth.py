@@ -91,7 +91,9 @@ print("tensor_split instead:", [len(chunk) for chunk in torch.tensor_split(batch
 #    model = nn.DataParallel(model.to("cuda:2"), device_ids=[2, 3])
 #
 # Without CUDA at all, ``nn.DataParallel`` calls the module directly and
-# ignores ``device_ids``. The machine that built this page printed:
+# ignores ``device_ids``. The machine that ran this code printed the lines
+# below; when it was not the machine that built this site, a line above them
+# says so:
 
 import torch.nn as nn
 

@@ -12,13 +12,14 @@ the model and the data of the :ref:`DataParallel tutorial
 <dataparallel-tutorial>` with DDP and shows what each process does with 1, 2,
 3 and 8 processes.
 
-The outputs below are real: while the site was built, the script started
-that many processes on the build machine. However it is started, each
+The outputs below are real: the script started that many processes on the
+machine that ran it, the one that built this site unless the line above a
+result says it was recorded on another. However it is started, each
 process trains on a GPU of its own, with the ``nccl`` backend, when the
 machine has at least one GPU per process; otherwise all of them train on the
 CPU, with the ``gloo`` backend, and say so. The line above each result says
 which it was. The page is written for PyTorch 2.13; the first output shows
-the version that built it.
+the version that ran it.
 """
 
 
@@ -144,7 +145,12 @@ learning_rate = 0.1
 # NCCL cannot put two processes on one GPU, so ``device_for_this_process``
 # gives each process the GPU of its ``LOCAL_RANK`` only when the machine has
 # a GPU for each of its ``LOCAL_WORLD_SIZE`` processes. Otherwise every
-# process uses the CPU and ``gloo``, and rank 0 says why. It counts the GPUs
+# process uses the CPU and ``gloo``, and rank 0 says why; each of them also
+# hides the machine's GPUs from itself, by setting ``CUDA_VISIBLE_DEVICES``
+# to an empty string before anything in it starts CUDA, so that no library
+# that uses CUDA whenever it is available opens a context on the first GPU
+# in it (Distributed Checkpoint's save would, in the :ref:`FSDP2 tutorial
+# <fsdp2-tutorial>`). It counts the GPUs
 # with ``torch.cuda.device_count()``, which asks NVIDIA's management library
 # (NVML) when it can and then leaves CUDA uninitialised;
 # ``torch.cuda.is_available()`` initialises the CUDA driver, and a process
@@ -164,10 +170,12 @@ def run_rank(per_process_batch_size):
     """Be one process of the group: join it, train for one epoch, leave it."""
     device = device_for_this_process()
     gpus = torch.cuda.device_count()
-    if device.type == "cpu" and gpus and os.environ["RANK"] == "0":
-        print(f"{os.environ['LOCAL_WORLD_SIZE']} processes on this machine and {gpus} GPU"
-              f"{'s' if gpus > 1 else ''}: NCCL needs a GPU per process, so all of them"
-              " use the CPU and gloo")
+    if device.type == "cpu" and gpus:
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # no GPU for this process, before CUDA starts
+        if os.environ["RANK"] == "0":
+            print(f"{os.environ['LOCAL_WORLD_SIZE']} processes on this machine and {gpus} GPU"
+                  f"{'s' if gpus > 1 else ''}: NCCL needs a GPU per process, so all of them"
+                  " use the CPU and gloo")
     if device.type == "cuda":
         torch.cuda.set_device(device)
         dist.init_process_group("nccl", device_id=device)
@@ -367,9 +375,14 @@ if __name__ == "__main__" and len(sys.argv) == 2 and sys.argv[1].isdigit():
 #   multiprocessing"): with GPUs present, the first backward pass starts a
 #   thread per GPU for autograd, which a copy would not have. The fork
 #   server has done neither. A notebook has no file to import, so there the
-#   processes are forked from the notebook's own process: ``launch`` refuses
-#   once that process has initialised CUDA, and this page runs every backward
-#   pass in a process of its own, never in the page's. Where Python has no
+#   processes are copies of the notebook's own process, which works on a
+#   machine without GPUs. On a machine with GPUs, a copy could use no GPU
+#   once the notebook has called ``torch.cuda.is_available()``, the usual
+#   first cell (it starts the CUDA driver, and
+#   ``torch.cuda.is_initialized()`` still says ``False``), nor run a
+#   backward pass, even on the CPU, once the notebook has run one; neither
+#   can be seen from the notebook, so there ``launch`` refuses and says to
+#   run the tutorial as a script or with ``torchrun``. Where Python has no
 #   fork server (Windows), it *spawns* a fresh interpreter that imports this
 #   file, as ``mp.spawn`` does; from a notebook there, ``launch`` says to run
 #   the tutorial as a script.
@@ -414,11 +427,13 @@ def start_method():
             " notebook has none: run this tutorial as a script (python"
             " plot_03_distributed_data_parallel.py) or with torchrun"
         )
-    if torch.cuda.is_initialized():
+    if torch.cuda.device_count() > 0:  # NVML: asking starts no CUDA
         raise RuntimeError(
-            "this notebook's process has initialised CUDA, and copies of it"
-            " could not use CUDA: restart the kernel, or run this tutorial as"
-            " a script (python plot_03_distributed_data_parallel.py)"
+            "this machine has GPUs, and a copy of this notebook's process could"
+            " use none of them once the notebook has called"
+            " torch.cuda.is_available(), nor run a backward pass once the"
+            " notebook has run one: run this tutorial as a script (python"
+            " plot_03_distributed_data_parallel.py) or with torchrun"
         )
     return "fork"
 
@@ -509,7 +524,7 @@ def _as_rank(rank, world_size, ports, results, target, args):
 
 # %%
 # The last helper runs the tutorial's training in ``world_size`` processes:
-# on a GPU each when the build machine has that many, otherwise on its CPU.
+# on a GPU each when the machine has that many, otherwise on its CPU.
 # It first says how many processes ran and where, then sums up what they
 # reported (how many samples each one got, how many of those were repeats,
 # and the global batch of each step), then prints every process's lines.
@@ -797,7 +812,8 @@ if __name__ == "__main__" and plt is not None:
 # -------
 #
 # The sections below show the rules behind some sentences above, most of
-# them with a run of their own.
+# them with a run of their own: two processes on the CPU with ``gloo``,
+# whatever GPUs the machine has.
 #
 # .. _ddp-buffers:
 #

@@ -21,10 +21,11 @@ Start it the way you would start your own script, with one process per GPU:
 Each process trains on a GPU of its own, with the ``nccl`` backend, when the
 machine has at least one GPU per process; otherwise all of them train on the
 CPU, with the ``gloo`` backend, and say so. The outputs below come from the
-build of this site, which ran the same training with 1, 2, 3 and 8
-processes, by the same rule; the line above each result says where it ran.
+same training run with 1, 2, 3 and 8 processes, by the same rule, on the
+machine that built this site unless the line above a result says it was
+recorded on another; that line says where each result ran.
 The page is written for PyTorch 2.13; the first output shows the version
-that built it.
+that ran it.
 """
 
 # %%
@@ -123,10 +124,12 @@ def run_rank(job, *args):
     """Be one process of the group: join it, run ``job``, leave it."""
     device = device_for_this_process()
     gpus = torch.cuda.device_count()
-    if device.type == "cpu" and gpus and os.environ["RANK"] == "0":
-        print(f"{os.environ['LOCAL_WORLD_SIZE']} processes on this machine and {gpus} GPU"
-              f"{'s' if gpus > 1 else ''}: NCCL needs a GPU per process, so all of them"
-              " use the CPU and gloo")
+    if device.type == "cpu" and gpus:
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # no GPU for this process, before CUDA starts
+        if os.environ["RANK"] == "0":
+            print(f"{os.environ['LOCAL_WORLD_SIZE']} processes on this machine and {gpus} GPU"
+                  f"{'s' if gpus > 1 else ''}: NCCL needs a GPU per process, so all of them"
+                  " use the CPU and gloo")
     if device.type == "cuda":
         torch.cuda.set_device(device)
         dist.init_process_group("nccl", device_id=device)
@@ -455,7 +458,8 @@ def accumulation_check(micro_batches=5):
 # folder (``CHECKPOINT_DIR``, by default ``checkpoints``) if there is one: if
 # the job is stopped, the same command continues from the last epoch it
 # completed. Each process trains on its own GPU when the machine has one per
-# process, and on the CPU with ``gloo`` otherwise; rank 0 says so then.
+# process, and on the CPU with ``gloo`` otherwise; each says which when it
+# starts, and rank 0 says why when it is the CPU.
 
 
 def newest_checkpoint(folder):
@@ -467,6 +471,9 @@ def newest_checkpoint(folder):
 if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
     folder = os.environ.get("CHECKPOINT_DIR", "checkpoints")
     os.makedirs(folder, exist_ok=True)
+    device = device_for_this_process()  # each process says where it runs, first
+    print(f"rank {os.environ['RANK']}: {'nccl' if device.type == 'cuda' else 'gloo'} on {device}",
+          flush=True)
     run_rank(train, folder, newest_checkpoint(folder))
     sys.exit()
 
@@ -489,9 +496,10 @@ if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
 # :ref:`the DDP tutorial's launcher <ddp-launcher>` explains, the store holds
 # its port from the start, so no other job can take it, and the processes are
 # copies of a fork server that has imported ``torch`` and has never used CUDA
-# or run a backward pass (in a notebook, copies of the notebook's own process,
-# in which this page runs no backward pass), and each limits ``torch`` to one
-# thread with ``torch.set_num_threads(1)``. Each process's printed lines are
+# or run a backward pass (in a notebook, copies of the notebook's own process
+# on a machine without GPUs; on a machine with GPUs, ``launch`` refuses to
+# start them from a notebook), and each limits ``torch`` to one thread with
+# ``torch.set_num_threads(1)``. Each process's printed lines are
 # sent back to this one and shown after the job, tagged with the rank, under a
 # line that says where the processes ran. This section is the only part of the
 # page that exists for the build: your own scripts need none of it.
@@ -503,13 +511,15 @@ def start_method():
     if getattr(sys.modules["__main__"], "__file__", None):  # a script: they can import it
         return "forkserver" if "forkserver" in methods else "spawn"
     if "fork" not in methods:
-        raise RuntimeError("here the processes must import the script, and a notebook has"
-                           " none: run this tutorial as a script (plot_04_train_with_ddp.py),"
-                           " or with torchrun")
-    if torch.cuda.is_initialized():
-        raise RuntimeError("this notebook's process has initialised CUDA, and copies of it"
-                           " could not use CUDA: restart the kernel, or run this tutorial"
-                           " as a script (plot_04_train_with_ddp.py)")
+        raise RuntimeError("on this system the processes must import the script, and a"
+                           " notebook has none: run this tutorial as a script"
+                           " (python plot_04_train_with_ddp.py) or with torchrun")
+    if torch.cuda.device_count() > 0:  # NVML: asking starts no CUDA
+        raise RuntimeError("this machine has GPUs, and a copy of this notebook's process could"
+                           " use none of them once the notebook has called"
+                           " torch.cuda.is_available(), nor run a backward pass once the"
+                           " notebook has run one: run this tutorial as a script"
+                           " (python plot_04_train_with_ddp.py) or with torchrun")
     return "fork"
 
 
@@ -579,7 +589,7 @@ def show(world_size, reports):
         for line in printed.splitlines():
             print(f"[rank {rank}] {line}")
     silent = [rank for rank, (printed, _, _) in enumerate(reports) if not printed]
-    if silent:
+    if silent and world_size > 1:  # one process is all there is: nothing to say of the others
         print(f"(ranks {silent[0]} to {silent[-1]} printed nothing)" if len(silent) > 1
               else f"(rank {silent[0]} printed nothing)")
     return [value for _, value, _ in reports]
@@ -799,8 +809,11 @@ if __name__ == "__main__":
 # gradients and the optimizer's state stay in ``float32``; ``backward`` runs
 # outside the block. ``train_epoch`` puts the forward and the loss inside it
 # when ``bf16=True``. The job below first shows the types, then trains with 2
-# processes. On GPUs and on CPUs with bfloat16 instructions this saves time
-# and memory; here it only shows that the result stays close.
+# processes. On GPUs with bfloat16 units (NVIDIA's since Ampere:
+# ``torch.cuda.is_bf16_supported(including_emulation=False)`` says so) and on
+# CPUs with bfloat16 instructions this saves time and memory; older GPUs
+# emulate bfloat16, without the speed-up. Here it only shows that the result
+# stays close.
 
 
 def bf16_training(folder):
@@ -853,7 +866,8 @@ if __name__ == "__main__":
 # above showed, the global batch alone decides what is computed, so this runs
 # in a single process, without DDP, with batches of 960, for the same 4
 # epochs, with the learning rate unchanged, times 2 (the square root of 4)
-# and times 4. (Run with 8 processes, the numbers are the same, to rounding.)
+# and times 4, on a GPU if the machine has one, as the first line says. (Run
+# with 8 processes, the numbers are the same, to rounding.)
 
 
 def train_alone(batch_size, learning_rate):
@@ -885,7 +899,7 @@ def with_rates(batch_size, factors):
 
 
 if __name__ == "__main__":
-    [(_, larger, _)] = launch(1, with_rates, 4 * GLOBAL_BATCH, (1, 2, 4))
+    [larger] = show(1, launch(1, with_rates, 4 * GLOBAL_BATCH, (1, 2, 4)))
     for factor, (loss, accuracy, steps) in larger.items():
         print(f"global batch {4 * GLOBAL_BATCH}, {steps} steps per epoch, learning rate"
               f" {LEARNING_RATE * factor:.2f}: epoch {EPOCHS} loss {loss:.6f},"

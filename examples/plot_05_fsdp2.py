@@ -14,14 +14,14 @@ them into ``WORLD_SIZE`` shards and gives each process one: with N processes,
 each holds about ``1/N`` of the model, of its gradients and of the
 optimizer's state.
 
-This page follows the recipe practitioners use, on a small model made of
-repeated blocks: build it on the ``meta`` device, shard each block and then
-the whole model, give the shards memory and their starting values, and
-train with mixed precision, gradient accumulation and gradient clipping. It
-measures what each process holds, beside DDP, saves the whole training state
-with Distributed Checkpoint (DCP), resumes a job stopped with 2 processes
-with 4 and compares it with an uninterrupted run, and compares the training
-of 2 processes with that of one. Run it with
+This page shows the steps of a training script with FSDP2 on a small model
+made of repeated blocks: build it on the ``meta`` device, shard each block
+and then the whole model, give the shards memory and their starting values,
+and train with mixed precision, gradient accumulation and gradient clipping.
+It measures what each process holds, beside DDP, saves the whole training
+state with Distributed Checkpoint (DCP), resumes a job stopped with 2
+processes with 4 and compares it with an uninterrupted run, and compares
+the training of 2 processes with that of one. Run it with
 
 .. code-block:: bash
 
@@ -29,11 +29,14 @@ of 2 processes with that of one. Run it with
 
 Each process works on a GPU of its own, with the ``nccl`` backend, when the
 machine has at least one GPU per process; otherwise all of them work on the
-CPU, with the ``gloo`` backend (FSDP2 runs there in PyTorch 2.13), and say
-so. The outputs below come from the build of this site, which ran it with 2
-and 4 processes by the same rule; the line above each result says where.
-The page is written for PyTorch 2.13; the first output shows the version
-that built it.
+CPU, with the ``gloo`` backend (FSDP2 runs there in PyTorch 2.13), hide the
+machine's GPUs from themselves so that nothing in them uses one, and say
+so. The outputs below come from running it with 2 and 4 processes by the
+same rule, and the comparison with one process on that process's GPU if
+the machine had one, on the machine that built this site unless the line
+above a result says it was recorded on another; that line says where each
+result ran. The page is written for PyTorch 2.13; the first output shows the
+version that ran it.
 """
 
 # %%
@@ -166,8 +169,12 @@ class Net(nn.Module):
 # * Just before a block runs, FSDP2 *all-gathers* its group: every process
 #   receives the other pieces and, for a moment, holds that block whole.
 #   After the block's forward it frees them again, and gathers them once
-#   more for the backward. While it computes one block, it already gathers
-#   the next, so that communication overlaps computation. The root group is
+#   more for the backward. On GPUs the gathers run on CUDA streams of their
+#   own, so the gather of the next block can overlap the computation of this
+#   one: in the forward because the CPU issues work ahead of the GPU, in the
+#   backward because FSDP2 asks for the next block's gather before it is
+#   needed. On the CPU with ``gloo``, as in the runs shown on this page, each
+#   gather ends before the block computes: nothing overlaps. The root group is
 #   the exception: by default it stays whole from the forward to the end of
 #   the backward, which needs it again at once (``reshard_after_forward``).
 #   So at any time a process holds its shards, the root group whole, and
@@ -186,9 +193,14 @@ class Net(nn.Module):
 # the seed (for a large model, it would read them from a checkpoint, or each
 # process would read only its shards with DCP, below), and
 # ``set_model_state_dict(..., full_state_dict=True, broadcast_from_rank0=True)``
-# sends each process its pieces. FSDP2 itself copies no parameter from rank
-# 0, unlike DDP: without this step, each process would keep the pieces of
-# the model *it* built.
+# hands them out. Only rank 0 needs the whole state dict, in its CPU memory
+# if it likes; the others pass an empty one. It then sends one tensor at a
+# time, whole, to every process, which receives it into a tensor of its
+# full size on its device and keeps only its piece: besides its shards, each
+# process needs room for the largest tensor of the model, and rank 0 for the
+# whole model. FSDP2 itself copies no parameter from rank 0, unlike DDP:
+# without this step, the pieces would hold whatever the memory that
+# ``to_empty`` gave them held.
 #
 # ``precision`` chooses the mixed precision, explained below; ``None`` trains
 # in ``float32``.
@@ -220,19 +232,22 @@ def sharded_model(device, precision=None):
 # Mixed precision
 # ---------------
 #
-# FSDP2 does mixed precision itself, by layer group rather than by operation
-# as ``torch.autocast`` does. With ``param_dtype=torch.bfloat16``, each
-# process casts its ``float32`` pieces to bfloat16 just before the
-# all-gather, a temporary copy that is freed with the gathered group, and the
-# block computes in bfloat16. The sharded parameters that the optimizer
-# updates stay in ``float32``: there is no second, permanent copy of the
-# model, as there is in mixed precision that keeps ``float32`` master
-# weights beside bfloat16 ones. ``reduce_dtype=torch.float32`` averages the
-# gradients in ``float32``. And ``output_dtype=torch.float32``, on the root
-# group only, casts the model's output back: the scores, and so the loss and
-# its average over the processes, are ``float32`` numbers (without it they
-# would be bfloat16, with 2 to 3 significant digits). On a block the output
-# must stay bfloat16, since the next block computes in bfloat16.
+# FSDP2 does mixed precision itself, by layer group rather than by operation as
+# ``torch.autocast`` does. With ``param_dtype=torch.bfloat16``, each process
+# casts its ``float32`` pieces to bfloat16 as it copies them into the
+# all-gather's buffer, which FSDP2 frees once it has copied the gathered
+# parameters out of it, and the block computes with those bfloat16 parameters,
+# freed when the group is resharded. The sharded parameters that the optimizer
+# updates stay in ``float32``: there is no second, permanent copy of the model,
+# as there is in mixed precision that keeps ``float32`` master weights beside
+# bfloat16 ones. ``reduce_dtype=torch.float32`` averages the gradients in
+# ``float32``. And ``output_dtype=torch.float32``, on the root group only,
+# casts the model's output back: the scores, and so the loss and its average
+# over the processes, are ``float32`` numbers (without it they would be
+# bfloat16, with 2 to 3 significant digits). A block's output can stay
+# bfloat16: the next block would cast a ``float32`` input to bfloat16 anyway
+# (``cast_forward_inputs``, on by default), so a cast back to ``float32`` in
+# between would only cost time and memory.
 
 
 def policies(precision):
@@ -269,10 +284,12 @@ def run_rank(job, *args):
     """Be one process of the group: join it, run ``job``, leave it."""
     device = device_for_this_process()
     gpus = torch.cuda.device_count()
-    if device.type == "cpu" and gpus and os.environ["RANK"] == "0":
-        print(f"{os.environ['LOCAL_WORLD_SIZE']} processes on this machine and {gpus} GPU"
-              f"{'s' if gpus > 1 else ''}: NCCL needs a GPU per process, so all of them"
-              " use the CPU and gloo")
+    if device.type == "cpu" and gpus:
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # no GPU for this process, before CUDA starts
+        if os.environ["RANK"] == "0":
+            print(f"{os.environ['LOCAL_WORLD_SIZE']} processes on this machine and {gpus} GPU"
+                  f"{'s' if gpus > 1 else ''}: NCCL needs a GPU per process, so all of them"
+                  " use the CPU and gloo")
     if device.type == "cuda":
         torch.cuda.set_device(device)
         dist.init_process_group("nccl", device_id=device)
@@ -307,9 +324,12 @@ def this_process():
 # number, so that the sum is the gradient of the mean over the global batch.
 #
 # ``torch.nn.utils.clip_grad_norm_`` works on the sharded gradients as it does
-# on plain ones: the norm it computes over ``DTensor`` pieces is the norm of
-# the whole gradient, a ``DTensor`` itself (``full_tensor()`` gives its
-# value), and it scales every piece by the same factor. The learning rate
+# on plain ones while all of them are sharded over one mesh, as here: the
+# norm it computes over ``DTensor`` pieces is the norm of the whole gradient,
+# a ``DTensor`` itself (``full_tensor()`` gives its value), and it scales
+# every piece by the same factor. With gradients on several meshes (FSDP2
+# beside tensor or pipeline parallelism) it cannot stack their norms, and
+# the norm must be reduced mesh by mesh. The learning rate
 # warms up over the first steps (``LambdaLR``).
 
 
@@ -354,31 +374,47 @@ def global_batches(device, steps_done=0):
 # -------------------------------------------
 #
 # A job that resumes needs more than the model: the optimizer's state, the
-# learning-rate schedule, the number of steps done (which also says where in
-# the data to go on) and the random state. DCP saves them together when they
-# come as one ``Stateful`` object, whose ``state_dict()`` DCP calls when it
-# saves and whose ``load_state_dict()`` it calls when it loads:
+# learning-rate schedule, the number of steps done and each process's random
+# state. The number of steps is also the position in the data: the sampler
+# deals the same global batches in the same order whatever the number of
+# processes, so ``global_batches`` goes on after the batches already done
+# (``itertools.islice`` loads them and drops them, which is quick here; a
+# loader with worker processes, or slow to load, would save its own position
+# instead, as ``torchdata``'s ``StatefulDataLoader`` can). DCP saves
+# ``Stateful`` objects: it calls their ``state_dict()`` when it saves and
+# their ``load_state_dict()`` when it loads. Each process gives it two:
 #
-# * ``get_state_dict(model, optimizer)`` returns the model's and the
-#   optimizer's state as sharded ``DTensor``\ s; ``dcp.save`` has every
-#   process write its own pieces, in parallel, into one folder: a file per
-#   process and a ``.metadata`` file that says where each piece is. No tensor
-#   is gathered, so this works for models that no process could hold whole.
-#   Every process must be able to write to that folder, and, to resume, to
-#   read all of it: on several machines, a shared file system.
+# * ``TrainingState``: the model and the optimizer, whose state
+#   ``get_state_dict(model, optimizer)`` returns as sharded ``DTensor``\ s,
+#   the schedule and the steps. ``dcp.save`` has every process write its own
+#   pieces, in parallel, into one folder: a file per process and a
+#   ``.metadata`` file that says where each piece is. No tensor is gathered,
+#   so this works for models that no process could hold whole. Every process
+#   must be able to write to that folder, and, to resume, to read all of it:
+#   on several machines, a shared file system.
 # * ``dcp.load`` reads into a sharded model and optimizer of *any* number of
 #   processes: each reads only the parts of the files that overlap its own
 #   pieces. ``set_state_dict`` puts them in place. So a job saved by 2
 #   processes can go on with 4.
-# * The other values are saved once: the schedule, the steps, and the random
-#   state of rank 0. All processes here seed and draw alike (the model has no
-#   dropout); a job whose processes draw differently would save each one's
-#   state under its own key, and could then resume only with as many
-#   processes.
+# * A value that every process saves under the same key, such as the steps,
+#   the schedule or AdamW's step counts, DCP writes once: going through the
+#   keys, it gives each such value to the process that has been given the
+#   least to write so far (``DefaultSavePlanner``'s
+#   ``dedup_save_to_lowest_rank=False``, the default), and drops the other
+#   processes' copies. The copy kept need not be rank 0's, which is right only
+#   for values that are the same in every process.
+# * The random state is not: only rank 0 seeds its generator here (to make
+#   the starting values), and on a GPU each process also has the generator of
+#   its own GPU, which dropout draws from. So ``RandomState`` saves each
+#   process's CPU generator, and on a GPU its CUDA generator, under a key of
+#   its own that names its rank and the number of processes. A job with as
+#   many processes restores each process's own; a job with another number
+#   finds none saved for its ranks, and its processes keep their own, which
+#   rank 0 says when it resumes.
 
 
 class TrainingState(Stateful):
-    """What a resumed job needs: model, optimizer, schedule, steps done, random state."""
+    """What every process of a resumed job needs alike: model, optimizer, schedule, steps done."""
 
     def __init__(self, model, optimizer, scheduler):
         self.model, self.optimizer, self.scheduler = model, optimizer, scheduler
@@ -387,14 +423,63 @@ class TrainingState(Stateful):
     def state_dict(self):
         model, optimizer = get_state_dict(self.model, self.optimizer)
         return {"model": model, "optimizer": optimizer, "scheduler": self.scheduler.state_dict(),
-                "steps": self.steps, "rng": torch.get_rng_state()}
+                "steps": self.steps}
 
     def load_state_dict(self, state):
         set_state_dict(self.model, self.optimizer, model_state_dict=state["model"],
                        optim_state_dict=state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         self.steps = state["steps"]
-        torch.set_rng_state(state["rng"])
+
+
+class RandomState(Stateful):
+    """This process's random number generators: the CPU's and, on a GPU, that GPU's."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def state_dict(self):
+        state = {"cpu": torch.get_rng_state()}
+        if self.device.type == "cuda":
+            state["cuda"] = torch.cuda.get_rng_state(self.device)
+        return state
+
+    def load_state_dict(self, state):
+        torch.set_rng_state(state["cpu"])
+        if "cuda" in state:
+            torch.cuda.set_rng_state(state["cuda"], self.device)
+
+
+def random_key(rank=None):
+    """The key of a process's random state: its rank and the number of processes."""
+    return f"random_{dist.get_rank() if rank is None else rank}_of_{dist.get_world_size()}"
+
+
+def checkpointed(state, device):
+    """What a checkpoint holds for this process: the training state and its random state."""
+    return {"training": state, random_key(): RandomState(device)}
+
+
+def load_training(checkpoint, state, device):
+    """Load ``checkpoint`` into ``state``, and this process's random state if the checkpoint
+    holds one for it (saved by as many processes, on the same kind of device); say which."""
+    wanted = checkpointed(state, device)
+    saved = dcp.FileSystemReader(checkpoint).read_metadata().state_dict_metadata
+    mine = all(f"{random_key()}.{name}" in saved for name in wanted[random_key()].state_dict())
+    if not mine:
+        del wanted[random_key()]  # each process keeps its own
+    dcp.load(wanted, checkpoint_id=checkpoint)
+    if mine:
+        return "random states restored"
+    return (f"no random state saved for rank {dist.get_rank()} of {dist.get_world_size()}"
+            " processes: each keeps its own")
+
+
+def files_of(checkpoint, *keys):
+    """The file of ``checkpoint`` that holds each of ``keys`` (values saved whole)."""
+    storage = dcp.FileSystemReader(checkpoint).read_metadata().storage_data
+    found = {index.fqn: info.relative_path for index, info in storage.items()}
+    return [found[key] for key in keys]
 
 
 def newest_checkpoint(folder):
@@ -409,10 +494,36 @@ def newest_checkpoint(folder):
 #
 # ``holdings`` counts, in one process, the numbers of its parameters, of its
 # gradients and of AdamW's state, its pieces only. ``with_ddp`` trains one
-# step of the same model with DDP, for comparison, and counts the same. On a
-# GPU, each also reports the most memory the process had allocated
-# (``torch.cuda.max_memory_allocated``): the shards, plus what was gathered
-# or computed for a moment.
+# step of the same model with DDP, for comparison, and counts the same.
+#
+# On a GPU, each also reports the most memory the process had allocated
+# (``torch.cuda.max_memory_allocated``) less what it held before it built the
+# model. ``count_memory_from_here`` first runs a small matrix product and its
+# backward, in ``float32`` and in bfloat16, so that cuBLAS allocates the
+# workspace it then keeps: megabytes, more than this whole model, which would
+# otherwise fill the column for FSDP2 and DDP alike. What remains is the
+# model's: its shards (DDP: its whole copy), the groups gathered for a
+# moment, the gradients, AdamW's state, the activations and the buffers of
+# the collectives that PyTorch allocates; the CUDA context and NCCL's own
+# buffers are not in it. Besides the shards, the largest part here is the
+# whole ``float32`` gradient that accumulation holds until the last
+# micro-batch (see above): it does not shrink with the number of processes,
+# so the peak falls less than the counts.
+
+
+def count_memory_from_here(device):
+    """On a GPU: the memory allocated now, after cuBLAS made its workspace; the peak counts from
+    here. None elsewhere."""
+    if device.type != "cuda":
+        return None
+    x = torch.ones(8, 8, device=device, requires_grad=True)
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        y = (x @ x).sum()
+    (y + (x @ x).sum()).backward()  # products in bfloat16 and float32, forward and backward
+    del x, y
+    torch.cuda.synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    return torch.cuda.memory_allocated(device)
 
 
 def local(tensor):
@@ -420,27 +531,29 @@ def local(tensor):
     return tensor.to_local() if isinstance(tensor, DTensor) else tensor
 
 
-def holdings(model, optimizer, device):
-    """The numbers this process holds: parameters, gradients, optimizer state; peak MiB on a GPU."""
+def holdings(model, optimizer, device, start):
+    """The numbers this process holds: parameters, gradients, optimizer state; on a GPU, the
+    peak MiB above ``start`` (``count_memory_from_here``)."""
     parameters = sum(local(p).numel() for p in model.parameters())
     gradients = sum(local(p.grad).numel() for p in model.parameters() if p.grad is not None)
     state = sum(local(v).numel() for per_parameter in optimizer.state.values()
                 for v in per_parameter.values() if torch.is_tensor(v) and v.ndim)
-    peak = torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else None
+    peak = None
+    if device.type == "cuda":
+        peak = (torch.cuda.max_memory_allocated(device) - start) / 2**20
     return parameters, gradients, state, peak
 
 
 def with_ddp(device):
     """One step of the same model with DDP; what this process then holds."""
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
+    start = count_memory_from_here(device)
     torch.manual_seed(SEED)
     model = DDP(Net().to(device), device_ids=[device] if device.type == "cuda" else None)
     optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
     inputs, labels = next(global_batches(device))
     F.cross_entropy(model(inputs), labels).backward()
     optimizer.step()
-    found = holdings(model, optimizer, device)
+    found = holdings(model, optimizer, device, start)
     del model, optimizer
     return found
 
@@ -451,12 +564,12 @@ def held_table(fsdp, ddp, log):
     dist.all_gather_object(everyone, (fsdp, ddp))
     gpu = fsdp[3] is not None
     log(f"{'numbers held':<18}{'parameters':>11}{'gradients':>10}{'AdamW state':>12}"
-        + ("  peak MiB" if gpu else ""))
+        + ("  peak MiB above start" if gpu else ""))
     rows = [(f"FSDP2, rank {rank}", mine) for rank, (mine, _) in enumerate(everyone)]
     rows += [(f"DDP, rank {rank}", theirs) for rank, (_, theirs) in enumerate(everyone)]
     for name, (parameters, gradients, state, peak) in rows:
         log(f"{name:<18}{parameters:>11}{gradients:>10}{state:>12}"
-            + (f"{peak:>10.1f}" if gpu else ""))
+            + (f"{peak:>22.2f}" if gpu else ""))
     return everyone
 
 
@@ -531,15 +644,14 @@ def recipe(folder, precision=torch.bfloat16, resume_from=None, until=STEPS, save
     what each process holds beside DDP.
     """
     rank, world_size, device, log = this_process()
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
+    start = count_memory_from_here(device)
     model = sharded_model(device, precision)
     optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
     state = TrainingState(model, optimizer, warm_up(optimizer))
     record = {"losses": {}}
     if resume_from:
-        dcp.load({"training": state}, checkpoint_id=resume_from)  # into these pieces
-        log(f"resumed from {Path(resume_from).name}: {state.steps} steps done")
+        random = load_training(resume_from, state, device)  # into these pieces
+        log(f"resumed from {Path(resume_from).name}: {state.steps} steps done; {random}")
     if show:
         record["pieces"] = describe(model, log)
     watch_a_block(model, log)
@@ -553,14 +665,20 @@ def recipe(folder, precision=torch.bfloat16, resume_from=None, until=STEPS, save
             + (f", clipped to {MAX_NORM:g}" if norm > MAX_NORM else ""))
         if state.steps in save_after:
             checkpoint = Path(folder, f"step-{state.steps}")
-            dcp.save({"training": state}, checkpoint_id=checkpoint)
+            dcp.save(checkpointed(state, device), checkpoint_id=checkpoint)
             log(f"saved {checkpoint.name}: " + ", ".join(sorted(p.name for p in checkpoint.iterdir())))
+            if show and state.steps == save_after[0]:
+                steps, *randoms = files_of(checkpoint, "training.steps", *(
+                    f"{random_key(r)}.cpu" for r in range(world_size)))
+                log(f"in {checkpoint.name}, the steps that every process saved are written once,"
+                    f" in {steps}; the random states of ranks 0 to {world_size - 1} in"
+                    f" {', '.join(randoms)}")
     if show:
         w = model.blocks[1].up.weight
         log(f"after it: blocks.1.up.weight is a {type(w).__name__} with a local piece of"
             f" {tuple(local(w).shape)}; AdamW's exp_avg for it:"
             f" {tuple(local(optimizer.state[w]['exp_avg']).shape)}")
-        fsdp = holdings(model, optimizer, device)
+        fsdp = holdings(model, optimizer, device, start)
     options = StateDictOptions(full_state_dict=True, cpu_offload=True)
     full = get_model_state_dict(model, options=options)  # gathered on rank 0, {} elsewhere
     if rank == 0:
@@ -621,12 +739,16 @@ def train_alone(folder):
 # ``CHECKPOINT_DIR`` (by default ``fsdp2-checkpoint``), and stops there. Run
 # again, it goes on from the newest checkpoint, with as many processes as it
 # is given this time. Each process uses its own GPU when the machine has one
-# per process, and the CPU with ``gloo`` otherwise; rank 0 says so then.
+# per process, and the CPU with ``gloo`` otherwise; each says which when it
+# starts, and rank 0 says why when it is the CPU.
 
 if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
     folder = os.environ.get("CHECKPOINT_DIR", "fsdp2-checkpoint")
     os.makedirs(folder, exist_ok=True)
     newest = newest_checkpoint(folder)
+    device = device_for_this_process()  # each process says where it runs, first
+    print(f"rank {os.environ['RANK']}: {'nccl' if device.type == 'cuda' else 'gloo'} on {device}",
+          flush=True)
     run_rank(recipe, folder, torch.bfloat16, newest, STEPS, range(3, STEPS + 1, 3))
     sys.exit()
 
@@ -642,7 +764,8 @@ if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
 # --nproc-per-node=N`` would do, in the way :ref:`the DDP tutorial's launcher
 # <ddp-launcher>` explains: N processes from
 # ``torch.multiprocessing.start_processes`` (copies of a fork server that has
-# never used CUDA or run a backward pass; ``torch`` limited to one thread in
+# never used CUDA or run a backward pass, or, from a notebook on a machine
+# without GPUs, of the notebook's process; ``torch`` limited to one thread in
 # each), a rendezvous store of its own on a port that the operating system
 # picks, the variables that ``init_process_group`` and this page read, and
 # each process's printed lines sent back and shown tagged with its rank,
@@ -656,13 +779,15 @@ def start_method():
     if getattr(sys.modules["__main__"], "__file__", None):  # a script: they can import it
         return "forkserver" if "forkserver" in methods else "spawn"
     if "fork" not in methods:
-        raise RuntimeError("here the processes must import the script, and a notebook has"
-                           " none: run this tutorial as a script (plot_05_fsdp2.py),"
-                           " or with torchrun")
-    if torch.cuda.is_initialized():
-        raise RuntimeError("this notebook's process has initialised CUDA, and copies of it"
-                           " could not use CUDA: restart the kernel, or run this tutorial"
-                           " as a script (plot_05_fsdp2.py)")
+        raise RuntimeError("on this system the processes must import the script, and a"
+                           " notebook has none: run this tutorial as a script"
+                           " (python plot_05_fsdp2.py) or with torchrun")
+    if torch.cuda.device_count() > 0:  # NVML: asking starts no CUDA
+        raise RuntimeError("this machine has GPUs, and a copy of this notebook's process could"
+                           " use none of them once the notebook has called"
+                           " torch.cuda.is_available(), nor run a backward pass once the"
+                           " notebook has run one: run this tutorial as a script"
+                           " (python plot_05_fsdp2.py) or with torchrun")
     return "fork"
 
 
@@ -732,7 +857,7 @@ def show(world_size, reports):
         for line in printed.splitlines():
             print(f"[rank {rank}] {line}")
     silent = [rank for rank, (printed, _, _) in enumerate(reports) if not printed]
-    if silent:
+    if silent and world_size > 1:  # one process is all there is: nothing to say of the others
         print(f"(ranks {silent[0]} to {silent[-1]} printed nothing)" if len(silent) > 1
               else f"(rank {silent[0]} printed nothing)")
     return [value for _, value, _ in reports]
@@ -748,8 +873,9 @@ def show(world_size, reports):
 #
 # Each tab runs the recipe with bfloat16 mixed precision and that many
 # processes: the pieces, the block while it runs, the ``STEPS`` steps with
-# their loss and gradient norm and the checkpoints, the block after
-# training, and what each process then holds, FSDP2 beside one step of DDP.
+# their loss and gradient norm and the checkpoints (for the first, which
+# file holds the steps and each random state), the block after training,
+# and what each process then holds, FSDP2 beside one step of DDP.
 # Only rank 0 prints.
 
 if __name__ == "__main__":
@@ -827,9 +953,9 @@ if __name__ == "__main__" and plt is not None:
 # The 2-process run saved its whole training state after step
 # ``STOPPED_AFTER``, as a job that is then stopped would have. A new job of 4
 # processes loads that checkpoint, each process reading its own pieces, and
-# goes on to step ``STEPS``. Its losses and its final parameters (the full
-# state dict that rank 0 writes) are compared with those of the
-# uninterrupted 2-process run.
+# goes on to step ``STEPS``; it finds no random state saved for 4 processes,
+# and says so. Its losses and its final parameters (the full state dict that
+# rank 0 writes) are compared with those of the uninterrupted 2-process run.
 
 
 def largest_difference(path, reference):
@@ -871,12 +997,19 @@ if __name__ == "__main__":
 
 if __name__ == "__main__":
     exact = Path(folder, "float32")
-    alone = Path(folder, "one-process")
-    exact.mkdir(), alone.mkdir()
+    exact.mkdir()
     in_fp32 = show(2, launch(2, in_float32, str(exact)))[0]
-    [(_, by_one, _)] = launch(1, train_alone, str(alone))
-    print("one process: losses " + ", ".join(f"{by_one[s]:.6f}" for s in sorted(by_one)))
     print("2 processes, float32: losses " + ", ".join(f"{in_fp32[s]:.6f}" for s in sorted(in_fp32)))
+
+# %%
+# The one process is started the same way, and so it runs on a GPU when the
+# machine has one, which its first line says; then the comparisons:
+
+if __name__ == "__main__":
+    alone = Path(folder, "one-process")
+    alone.mkdir()
+    [by_one] = show(1, launch(1, train_alone, str(alone)))
+    print("one process: losses " + ", ".join(f"{by_one[s]:.6f}" for s in sorted(by_one)))
     print(f"largest difference from one process: in the losses"
           f" {max(abs(in_fp32[s] - by_one[s]) for s in by_one):.1e}, in the parameters"
           f" {largest_difference(exact / 'model.pt', alone / 'model.pt'):.1e}")
@@ -903,17 +1036,21 @@ if __name__ == "__main__":
 #   then ``to_empty(device=...)`` and the values, from rank 0 with
 #   ``set_model_state_dict(..., broadcast_from_rank0=True)`` or from a DCP
 #   checkpoint. FSDP2 copies nothing from rank 0 by itself.
-# * Each process keeps ``1/WORLD_SIZE`` of the parameters, gradients and
-#   optimizer state, and holds whole only the block it computes (with the
-#   next one, gathered ahead) and the root group, from its forward to the
-#   end of the backward.
+# * Between steps, each process keeps ``1/WORLD_SIZE`` of the parameters,
+#   gradients and optimizer state. Within a step it also holds whole the
+#   block it computes (with the next one, gathered ahead) and the root
+#   group, from its forward to the end of the backward, and, with the
+#   accumulation used here, every group's gradient until the last
+#   micro-batch.
 # * Mixed precision: ``MixedPrecisionPolicy`` with bfloat16 parameters,
 #   ``float32`` gradient reduction, and ``output_dtype=torch.float32`` on the
 #   root group only.
 # * Accumulate with ``model.set_requires_gradient_sync(False)`` on all
 #   micro-batches but the last (whole gradients are held until then); clip
-#   with ``clip_grad_norm_`` as usual.
-# * Checkpoint the whole training state with DCP, as one ``Stateful``: model
-#   and optimizer (``get_state_dict``), schedule, steps, random state. It
-#   resumes with any number of processes, from a folder they can all reach;
-#   a full state dict on rank 0 is for use without FSDP2.
+#   with ``clip_grad_norm_`` as usual while every gradient is on one mesh.
+# * Checkpoint the whole training state with DCP: model and optimizer
+#   (``get_state_dict``), schedule and steps, which DCP writes once, and each
+#   process's random states (CPU and GPU) under a key of its own. It resumes
+#   with any number of processes, from a folder they can all reach (the
+#   random states only with as many); a full state dict on rank 0 is for use
+#   without FSDP2.

@@ -255,6 +255,9 @@ def test_figures_keep_their_words_as_large_as_the_body_on_a_phone(open_page, bas
     for tutorial in TUTORIALS:
         page = open_page(base_url + f"{lang}/auto_examples/{tutorial}.html", viewport=PHONE_390)
         page.wait_for_function("[...document.images].every(img => img.complete)")
+        # accessibility.js sets a frame's tabindex from a ResizeObserver, whose callbacks run
+        # in a rendering step after layout: two frames later they have (under load, not sooner).
+        page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
         body = page.evaluate("parseFloat(getComputedStyle(document.querySelector("
                              "'article section > p:not(.bilingual-en)')).fontSize)")  # fmt: skip
         assert page.evaluate("document.documentElement.scrollWidth") <= PHONE_390["width"], tutorial

@@ -5,10 +5,12 @@ the tutorial once); the launcher tests use only its definitions, loaded as the
 launcher's processes load them (``as_script``).
 """
 
+import ast
 import math
 import os
 import re
 import runpy
+import socket
 import subprocess
 import sys
 import time
@@ -182,8 +184,20 @@ def join_without_local_rank():
     start = time.monotonic()
     dist.init_process_group("gloo")
     waited = time.monotonic() - start
-    dist.destroy_process_group()
+    leave_together()
     return waited
+
+
+def leave_together():
+    """Destroy the group once every process has joined it.
+
+    init_process_group is no barrier: a process may return from it while
+    gloo still connects its peers to each other, and one that left at once
+    closed its sockets under them ("Gloo connectFullMesh failed ...
+    Connection closed by peer"; 10 of 40 runs on 2 cores kept busy by 8
+    loops, none with the barrier)."""
+    dist.barrier()
+    dist.destroy_process_group()
 
 
 def test_gloo_init_waits_for_every_process_and_ignores_local_rank(as_script):
@@ -216,6 +230,21 @@ def test_each_process_takes_its_own_gpu_only_when_there_is_one_for_each(example,
             assert chosen == [torch.device("cpu")] * processes
 
 
+def decisions(path):
+    """The code of *path* that decides where a process runs and how processes start, as text."""
+    functions = {node.name: node for node in ast.parse(path.read_text("utf-8")).body
+                 if isinstance(node, ast.FunctionDef)}  # fmt: skip
+    fallback = [node for node in ast.walk(functions["run_rank"])
+                if isinstance(node, ast.If) and "gpus" in ast.unparse(node.test)]  # fmt: skip
+    chosen = [functions["device_for_this_process"], functions["start_method"], *fallback]
+    return "\n".join(ast.unparse(node) for node in chosen).replace(path.name, "PAGE")
+
+
+def test_the_three_pages_decide_where_processes_run_and_start_alike():
+    """Each page is a script of its own, so this code is written three times: it must not drift."""
+    assert len({decisions(path) for path in LAUNCHING}) == 1, [decisions(path) for path in LAUNCHING]
+
+
 def notebook(monkeypatch, namespace):
     """Make *namespace*'s process look like a notebook's: a ``__main__`` without a file."""
     monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
@@ -223,21 +252,88 @@ def notebook(monkeypatch, namespace):
 
 
 @pytest.mark.parametrize("example", LAUNCHING, ids=lambda p: p.stem)
-def test_the_launcher_copies_no_process_that_used_cuda(example, monkeypatch):
+def test_the_launcher_copies_no_notebook_on_a_machine_with_gpus(example, monkeypatch):
+    """A notebook's first cell, torch.cuda.is_available(), poisons fork and leaves
+    is_initialized() False; so does a backward pass there, for autograd, even on the
+    CPU. Neither shows, so on a machine with GPUs the launcher copies no notebook."""
     namespace = page(example)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
     monkeypatch.setitem(sys.modules, "__main__", types.SimpleNamespace(__file__=str(example)))
     assert namespace["start_method"]() == "forkserver"  # a script: a clean fork server
     start_method = notebook(monkeypatch, namespace)
-    assert start_method() == "fork"  # a notebook: copies of its own process
-    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
-    with pytest.raises(RuntimeError, match="restart the kernel, or run this tutorial as a script"):
+    assert start_method() == "fork"  # a notebook on a machine without GPUs: copies of it
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)  # is_initialized() stays False
+    with pytest.raises(RuntimeError, match=r"this machine has GPUs.*torch\.cuda\.is_available\(\)"
+                                           r".*run this tutorial as a script"):  # fmt: skip
         start_method()
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
     monkeypatch.setattr(torch.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     with pytest.raises(RuntimeError, match="run this tutorial as a script"):
         start_method()
 
 
+def fake_gpus(monkeypatch, count=1):
+    """A machine with *count* GPUs, as torch sees it: NVML's count and is_available() honour
+    CUDA_VISIBLE_DEVICES, and anything that would open a CUDA context raises."""
+
+    def visible():
+        return 0 if os.environ.get("CUDA_VISIBLE_DEVICES") == "" else count
+
+    def context(*args, **kwargs):
+        raise AssertionError("a CPU process opened a CUDA context")
+
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)  # put back as it was after the test
+    monkeypatch.setattr(torch.cuda, "device_count", visible)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: visible() > 0)
+    for name in ("current_stream", "set_device", "init", "_lazy_init", "synchronize"):
+        monkeypatch.setattr(torch.cuda, name, context)
+
+
+def one_process_of(processes, monkeypatch):
+    """Make this process rank 0 of a group of one, on a machine said to run *processes*."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    for name, value in dict(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE=str(processes),
+                            MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port)).items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+
+
+def what_this_process_sees():
+    return os.environ.get("CUDA_VISIBLE_DEVICES"), torch.cuda.is_available(), torch.cuda.device_count()
+
+
+@pytest.mark.parametrize("example", LAUNCHING, ids=lambda p: p.stem)
+def test_a_process_that_falls_back_to_the_cpu_hides_the_gpus_first(example, monkeypatch, capsys):
+    """2 processes on a 1-GPU machine: each uses the CPU and gloo, and no GPU: anything that
+    asks is_available() (DCP's save, DeviceMesh) must find none, or it opens a context on GPU 0."""
+    run_rank = page(example)["run_rank"]
+    fake_gpus(monkeypatch, count=1)
+    one_process_of(2, monkeypatch)
+    if "plot_03" in example.name:  # run_rank(batch size) trains; look instead
+        monkeypatch.setitem(run_rank.__globals__, "train", lambda *args: what_this_process_sees())
+        seen = run_rank(15)
+    else:
+        seen = run_rank(what_this_process_sees)
+    assert seen == ("", False, 0)
+    assert "2 processes on this machine and 1 GPU: NCCL needs a GPU per process" in capsys.readouterr().out
+
+
+def test_the_fsdp2_page_saves_its_checkpoint_in_the_fallback_without_a_gpu(monkeypatch, tmp_path):
+    """DCP's save uses a CUDA stream whenever is_available() says True (torch 2.13,
+    FileSystemWriter's _OverlappingCpuLoader): with the GPUs hidden it uses none."""
+    fsdp = page(LAUNCHING[2])
+    fake_gpus(monkeypatch, count=1)
+    one_process_of(2, monkeypatch)
+    record = fsdp["run_rank"](fsdp["recipe"], str(tmp_path), torch.bfloat16, None, 1, (1,))
+    assert sorted(record["losses"]) == [1]
+    assert sorted(p.name for p in (tmp_path / "step-1").iterdir()) == [".metadata", "__0_0.distcp"]
+
+
 def parent_pid():
+    """This process's parent; inside plot_04's and plot_05's run_rank, once every process joined."""
+    if dist.is_initialized():
+        dist.barrier()  # a process that left at once could close its sockets under a joining peer
     return os.getppid()
 
 
@@ -287,6 +383,8 @@ def test_two_torchrun_jobs_on_one_machine_do_not_collide(tmp_path):
     ports = [{m for out in job for m in re.findall(r"^port (\d+)$", out, re.M)} for job in outputs]
     assert all(len(p) == 1 for p in ports) and ports[0] != ports[1], ports
     assert "29500" not in ports[0] | ports[1]
+    gpus = torch.cuda.device_count()  # 2 or more: each rank on a GPU of its own, with NCCL
     for job in outputs:
-        for out in job:
-            assert out.count("gloo on cpu: 50 of 100 samples") == 1, out
+        for rank, out in enumerate(job):
+            where = f"nccl on cuda:{rank}" if gpus >= 2 else "gloo on cpu"
+            assert out.count(f"{where}: 50 of 100 samples") == 1, out

@@ -23,13 +23,14 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from docutils import nodes
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from site_build.outputs import NotPublished, OutputsError, fetch, published, shard_of
 from conftest import ROOT, mini_copy, one_worker_at_a_time, outside_env
-from site_extensions.recordings import (MAX_FILE, choose, code_digest, committed, sign,
-                                       trusted_keys, verified)  # fmt: skip
+from site_extensions.recordings import (MAX_FILE, RECORDED_SOURCES, choose, code_digest, committed,
+                                       sign, trusted_keys, verified)  # fmt: skip
 
 FIXTURES = Path(__file__).parent / "fixtures" / "recordings"
 KEY = FIXTURES / "test-only-key.pem"
@@ -286,14 +287,22 @@ def test_a_recording_holds_while_only_the_prose_changes(recorder, tmp_path):
     assert [line for line in report if f"{RESULTS}: its code changed since it was recorded" in line]
 
 
-def test_a_format_2_recording_holds_only_while_the_whole_file_is_unchanged(recorder, tmp_path):
-    """Recordings made before format 3 hold Sphinx-Gallery's checksum of the whole file."""
+def test_a_format_2_recording_holds_while_the_file_it_recorded_has_todays_code(
+    recorder, tmp_path, monkeypatch
+):
+    """Recordings made before format 3 signed Sphinx-Gallery's checksum of the whole file: a prose
+    edit keeps one only if the file it recorded is kept (conf/recordings/sources/, by that signed
+    checksum) and has the same code cells as today's; nothing else vouches for it."""
     from sphinx_gallery.utils import get_md5sum
+
+    from site_extensions import recordings
 
     _, project, path = recorder
     keys = trusted_keys(project / "conf" / "recording-keys.txt")
     examples = tmp_path / "examples"
     shutil.copytree(project / "examples", examples)
+    sources = tmp_path / "sources"
+    monkeypatch.setattr(recordings, "RECORDED_SOURCES", sources)
 
     def as_format_2(recording):
         recording["format"] = 2
@@ -302,30 +311,114 @@ def test_a_format_2_recording_holds_only_while_the_whole_file_is_unchanged(recor
             del example["code"]
 
     old = resigned(contents(path), tmp_path / "format-2.json", change=as_format_2)
-    assert RESULTS in choose([str(old)], examples, keys)[0]
+    md5 = get_md5sum(examples / RESULTS, mode="t")
+
+    def refused(why):
+        chosen, report = choose([str(old)], examples, keys)
+        assert RESULTS not in chosen and [line for line in report if f"{RESULTS}: {why}" in line], report
+
+    assert RESULTS in choose([str(old)], examples, keys)[0]  # the very file
     (examples / RESULTS).write_text(RESULTS_EXAMPLE.replace("On two.", "On two GPUs."))
+    refused("its source changed since it was recorded, and the file it recorded is not kept in"
+            f" conf/recordings/sources/{md5}.txt")  # fmt: skip
+    sources.mkdir()
+    (sources / f"{md5}.txt").write_text(RESULTS_EXAMPLE.replace("On one emulated GPU.", "On one."))
+    refused(f"conf/recordings/sources/{md5}.txt is not the file it recorded")  # named so, but not it
+    (sources / f"{md5}.txt").unlink()
+    (sources / f"{md5}.txt").symlink_to(project / "examples" / RESULTS)
+    refused("its source changed since it was recorded, and the file it recorded is not kept")
+    (sources / f"{md5}.txt").unlink()
+    shutil.copyfile(project / "examples" / RESULTS, sources / f"{md5}.txt")
     chosen, report = choose([str(old)], examples, keys)
-    assert RESULTS not in chosen
-    assert [line for line in report if f"{RESULTS}: its source changed since it was recorded" in line]
+    assert RESULTS in chosen, report  # only the prose changed
+    (examples / RESULTS).write_text(RESULTS_EXAMPLE.replace('print("loss 0.40")', 'print("loss 0.41")'))
+    refused("its code changed since it was recorded")
+
+
+def edited(source, code):
+    """*source* with a word added to its docstring's last line, or with a line of code added."""
+    if code:
+        return source + '\nprint("one more line")\n'
+    closing = source.index('"""', source.index('"""') + 3)  # after the docstring's last line
+    return source[: closing - 1] + " Also this." + source[closing - 1 :]
+
+
+def test_a_committed_recording_holds_after_a_prose_edit_and_not_after_a_code_edit(tmp_path):
+    """Whatever conf/recordings/ holds (none is fine): each example it recorded keeps its
+    recording when a word is added to its prose, and loses it when a line of code is."""
+    for path in committed():
+        recording = verified(path, trusted_keys())
+        for name in recording["examples"]:
+            for code in (False, True):
+                examples = tmp_path / f"{Path(path).stem}-{name}-{code}"
+                shutil.copytree(ROOT / "examples", examples)
+                source = examples / name
+                source.write_text(edited(source.read_text("utf-8"), code), "utf-8")
+                chosen, report = choose([path], examples)
+                assert (name in chosen) != code, (name, code, report)
+
+
+def test_a_kept_recorded_source_is_the_file_of_its_recordings_commit():
+    """The files in conf/recordings/sources/ are the repository's own, where its history has them."""
+    for path in committed():
+        recording = verified(path, trusted_keys())
+        for name, example in recording["examples"].items():
+            kept = RECORDED_SOURCES / f"{example.get('md5')}.txt"
+            if recording["format"] != 2 or not kept.is_file():
+                continue
+            commit = example["executed"].get("commit", "")
+            shown = subprocess.run(["git", "show", f"{commit}:examples/{name}"], cwd=ROOT,
+                                   capture_output=True, text=True)  # fmt: skip
+            if shown.returncode != 0:  # a shallow clone: the checksum alone decides, in the build
+                continue
+            assert kept.read_text("utf-8") == shown.stdout, kept
 
 
 def test_every_committed_recording_is_signed_current_and_shown_by_default(site):
-    """The reviewed GPU recordings in conf/recordings/: the default build shows them."""
-    paths = committed()
-    assert paths, "conf/recordings/ holds the first GPU run's recordings"
-    chosen, report = choose(paths, ROOT / "examples")
+    """The reviewed GPU recordings in conf/recordings/ (if any): the default build shows each,
+    every output block under a line that says it was recorded, with its facts, in each language."""
+    chosen, report = choose(committed(), ROOT / "examples")
     refused = [line for line in report if "not used" in line]
     assert not refused, "a committed recording went stale: record it again, or remove it"
     for name, (recorded_cells, facts) in chosen.items():
-        page = ROOT / "_build/html/en/auto_examples" / f"{name[:-3]}.html"
-        soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
-        shown = [pre.get_text().rstrip("\n") for pre in soup.select(".sphx-glr-script-out pre")]
-        assert shown == [cell for cell in recorded_cells if cell is not None], name
-        recorded = f"recorded {facts['date']} from commit {facts['commit']} with PyTorch {facts['torch']}"
-        assert all(recorded in note for note in notes(ROOT, "en", page.relative_to(
-            ROOT / "_build/html/en").as_posix())), name  # fmt: skip
-    assert any("1 × NVIDIA H200, real nn.DataParallel; recorded 2026-12-04 from commit e2a3648"
-               in note for note in notes(ROOT, "en", "auto_examples/plot_01_dataparallel.html"))  # fmt: skip
+        expected = {"PyTorch": facts["torch"], "commit": facts["commit"], "date": facts["date"]}
+        for lang in ("en", "zh_CN", "zh_TW"):
+            page = ROOT / "_build/html" / lang / "auto_examples" / f"{name[:-3]}.html"
+            soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
+            blocks = soup.select(".sphx-glr-script-out")
+            shown = [block.select_one("pre").get_text().rstrip("\n") for block in blocks]
+            assert shown == [cell for cell in recorded_cells if cell is not None], name
+            for block in blocks:
+                line = block.find_previous_sibling()
+                assert line is not None and "provenance" in line.get("class", []), (name, lang)
+                values = [v.get_text() for v in line.select(".provenance-fact")]
+                assert values[0] == f"{len(facts['gpus'])} × {', '.join(sorted(set(facts['gpus'])))}"
+                assert set(expected.values()) <= set(values), (values, expected)
+
+
+RECORD = {"gpus": ["NVIDIA H200"], "torch": "2.11.0+cu130", "cuda": "13.0", "driver": "580.159.04",
+          "date": "2026-12-04", "commit": "e2a3648", "python": "3.12.3"}  # fmt: skip
+
+
+@pytest.mark.parametrize("translation", ["８ × ＮＶＩＤＩＡ Ｈ１００，PyTorch 2.14：", "%(count)s × %(model)s",
+                                         "真实 GPU（非 CPU 模拟）：", ""])  # fmt: skip
+@pytest.mark.parametrize("header", ["# 8 GPUs emulated on CPU", "# 1 × NVIDIA H200 (real nn.DataParallel)",
+                                    "loss 0.25"])  # fmt: skip
+def test_no_translation_changes_the_facts_a_provenance_line_shows(monkeypatch, translation, header):
+    """Full-width digits, dropped placeholders, a reworded claim: whatever sphinx.po says, the
+    values the line shows are the execution record's, composed outside every translation."""
+    from site_extensions import provenance
+
+    monkeypatch.setattr(provenance, "_", lambda english: translation)
+    line = provenance.note(header, RECORD, recorded=True)
+
+    def shown(part):
+        return [node.astext() for node in line.findall(nodes.inline) if part in node["classes"]]
+
+    assert shown("provenance-fact") == ["1 × NVIDIA H200", "2.11.0+cu130", "13.0", "580.159.04",
+                                         "2026-12-04", "e2a3648"]  # fmt: skip
+    words = shown("provenance-words")
+    assert words == [translation]  # the words are the translation's, and hold no fact of the record
 
 
 def test_no_trusted_key_refuses_every_recording(recorder):
@@ -368,11 +461,13 @@ def test_a_trusted_recording_shows_its_text_as_text_and_nothing_else(recorder, t
     log = ok(run(project, "html", LANGS, f"OUTPUTS={gpus}"))
     assert f"{RESULTS}: recorded output used ({gpus}; commit" in log
     english = notes(project, "en", TUTORIAL)
-    assert f"8 × {GPU}, real nn.DataParallel; recorded 2023-11-14" in english[-1]
-    assert "CUDA 12.8, driver 570.86.15" in english[-1]
-    assert all("emulated on the CPU" in n for n in english[:-1])
+    assert english[-1].startswith("Real nn.DataParallel, recorded, not run by this build:")
+    assert f"machine with 8 × {GPU} · " in english[-1] and "recorded on 2023-11-14 · " in english[-1]
+    assert "CUDA 12.8 · driver 570.86.15" in english[-1]
+    assert all(n.startswith("GPUs emulated on the CPU, recorded") for n in english[:-1])
     chinese = notes(project, "zh_TW", TUTORIAL)
-    assert f"8 × {GPU}，真正的 nn.DataParallel" in chinese[-1] and "模擬" in chinese[-2]
+    assert chinese[-1].startswith("真正的 nn.DataParallel，錄製的輸出") and f"8 × {GPU}" in chinese[-1]
+    assert "模擬" in chinese[-2] and "2023-11-14" in chinese[-2]
 
     page = (project / "_build/html/en" / TUTORIAL).read_text("utf-8")
     soup = BeautifulSoup(page, "html.parser")

@@ -60,8 +60,18 @@ def outputs(example):
 
 
 def header(world_size):
-    """The provenance line that conf/site_extensions/provenance.py recognises."""
-    return f"# {world_size} process{'es' if world_size > 1 else ''} on the CPU (gloo)"
+    """A result's first line, as the examples print it on this machine (a process per GPU with
+    NCCL where there are enough, else the CPU); conf/site_extensions/result_headers.py reads it."""
+    processes = f"{world_size} process{'es' if world_size > 1 else ''}"
+    if torch.cuda.device_count() >= world_size:
+        names = ", ".join(sorted({torch.cuda.get_device_name(i) for i in range(world_size)}))
+        return f"# {processes} on {world_size} × {names} (nccl)"
+    return f"# {processes} on the CPU (gloo)"
+
+
+def on_the_cpu(world_size):
+    """Whether a job of ``world_size`` processes runs on the CPU here (bit for bit repeatable)."""
+    return torch.cuda.device_count() < world_size
 
 
 def tab(example, world_size):
@@ -72,9 +82,14 @@ def tab(example, world_size):
     return blocks[0]
 
 
+def blocks_after(example, heading):
+    """The output blocks under ``heading``."""
+    return [block for found, block in outputs(example) if found == heading]
+
+
 def block_after(example, heading):
     """The one output block under ``heading``."""
-    blocks = [block for found, block in outputs(example) if found == heading]
+    blocks = blocks_after(example, heading)
     assert len(blocks) == 1, (heading, blocks)
     return blocks[0]
 
@@ -194,14 +209,19 @@ def test_resume_continues_where_the_run_stopped(executed):
     uninterrupted = [line for line in tab(DDP_PAGE, 2) if re.match(r"\[rank 0\] epoch [34]:", line)]
     resumed = [line for line in block if re.match(r"\[rank 0\] epoch [34]:", line)]
     assert len(resumed) == 4  # with the optimizer's state, then without
-    assert resumed[:2] == uninterrupted  # the same numbers, to the last digit printed
     assert resumed[2:] != uninterrupted
     assert block.count("[rank 0] resumed from epoch-2.pt: 2 epochs done") == 2
     assert not any(re.match(r"\[rank 0\] epoch [12]:", line) for line in block)
-    assert (
-        "with the optimizer's state: losses of epochs 3 and 4 equal to the uninterrupted run's:"
-        " True; parameters after epoch 4 identical: True"
-    ) in block
+    if on_the_cpu(2):  # "On the CPU the resumed run repeats the uninterrupted one bit for bit"
+        assert resumed[:2] == uninterrupted  # the same numbers, to the last digit printed
+        assert (
+            "with the optimizer's state: losses of epochs 3 and 4 equal to the uninterrupted run's:"
+            " True; parameters after epoch 4 identical: True"
+        ) in block
+    else:  # on GPUs, only with deterministic algorithms; otherwise to rounding
+        for again, first in zip(epochs(resumed[:2]).values(), epochs(uninterrupted).values()):
+            assert abs(again[0] - first[0]) < 1e-4
+        assert [line for line in block if line.startswith("with the optimizer's state: losses")]
     (without,) = [line for line in block if line.startswith("without it:")]
     jumped, before = map(float, re.fullmatch(r"without it: epoch 3 loss (\S+) instead of (\S+)", without).groups())  # fmt: skip
     assert jumped > before + 0.01  # "the loss jumps"
@@ -222,8 +242,9 @@ def test_bf16_autocast_stays_close_to_float32(executed):
 
 def test_learning_rate_results_match_the_prose(executed):
     block = block_after(DDP_PAGE, "The learning rate when the global batch grows")
+    assert block[0] == header(1)  # the one process says where it ran
     found = {}
-    for line in block:
+    for line in block[1:]:
         match = re.fullmatch(
             r"global batch 960, 3 steps per epoch, learning rate ([\d.]+): epoch 4 loss "
             + NUMBER + r", held-out accuracy ([\d.]+)%", line)  # fmt: skip
@@ -324,6 +345,13 @@ def test_fsdp2_gathers_a_block_to_run_it_and_trains_with_clipping(executed, worl
     files = ", ".join([".metadata"] + [f"__{rank}_0.distcp" for rank in range(world_size)])
     for step in (3, 6):
         assert f"[rank 0] saved step-{step}: {files}" in lines
+    (where,) = [line for line in lines if line.startswith("[rank 0] in step-3, ")]
+    match = re.fullmatch(r"\[rank 0\] in step-3, the steps that every process saved are written"
+                         r" once, in __(\d+)_0\.distcp; the random states of ranks 0 to (\d+) in (.*)",
+                         where)  # fmt: skip
+    assert match and int(match[1]) < world_size and int(match[2]) == world_size - 1, where
+    own = ", ".join(f"__{rank}_0.distcp" for rank in range(world_size))
+    assert match[3] == own  # each process's random state, in the file it wrote
 
 
 @pytest.mark.parametrize("world_size", FSDP_SIZES)
@@ -331,12 +359,18 @@ def test_each_process_holds_a_share_under_fsdp2_and_everything_under_ddp(execute
                                                                          world_size):  # fmt: skip
     lines = tab(FSDP_PAGE, world_size)
     total = sum(math.prod(s) for s in full_shapes(fsdp_page).values())
-    held = {}
+    held, peaks = {}, {}
     for line in lines:
-        match = re.fullmatch(r"\[rank 0\] (FSDP2|DDP), rank (\d+)\s+(\d+)\s+(\d+)\s+(\d+)", line)
+        match = re.fullmatch(r"\[rank 0\] (FSDP2|DDP), rank (\d+)\s+(\d+)\s+(\d+)\s+(\d+)"
+                             r"(?:\s+(-?\d+\.\d+))?", line)  # fmt: skip
         if match:
-            held[match[1], int(match[2])] = tuple(map(int, match.groups()[2:]))
+            held[match[1], int(match[2])] = tuple(map(int, match.groups()[2:5]))
+            peaks[match[1], int(match[2])] = match[6] and float(match[6])
     assert sorted(held) == sorted((kind, r) for kind in ("FSDP2", "DDP") for r in range(world_size))
+    if not on_the_cpu(world_size):  # the peak above what each process held before its model
+        assert "peak MiB above start" in next(line for line in lines if "numbers held  " in line)
+        for rank in range(world_size):
+            assert peaks["FSDP2", rank] < peaks["DDP", rank], peaks
     for rank in range(world_size):
         assert held["DDP", rank] == (total, total, 2 * total)
         parameters, gradients, state = held["FSDP2", rank]
@@ -348,7 +382,10 @@ def test_each_process_holds_a_share_under_fsdp2_and_everything_under_ddp(execute
 def test_a_job_saved_by_2_processes_resumes_with_4(executed):
     block = block_after(FSDP_PAGE, "Resuming with another number of processes")
     assert block[0] == header(4)
-    assert "[rank 0] resumed from step-3: 3 steps done" in block
+    assert (
+        "[rank 0] resumed from step-3: 3 steps done; no random state saved for rank 0 of 4"
+        " processes: each keeps its own"
+    ) in block  # saved by 2: a state per process, by rank
     resumed, uninterrupted = fsdp_steps(block), fsdp_steps(tab(FSDP_PAGE, 2))
     assert sorted(resumed) == [4, 5, 6]
     for step, (loss, _, _) in resumed.items():
@@ -360,8 +397,9 @@ def test_a_job_saved_by_2_processes_resumes_with_4(executed):
 
 
 def test_fsdp2_in_float32_is_one_process_to_rounding(executed):
-    block = block_after(FSDP_PAGE, "The same result as one process")
-    assert block[0] == header(2)
+    two, one = blocks_after(FSDP_PAGE, "The same result as one process")
+    assert two[0] == header(2) and one[0] == header(1)  # each says where it ran
+    block = two + one
     one = [x for x in block if x.startswith("one process: losses")]
     two = [x for x in block if x.startswith("2 processes, float32: losses")]
     assert len(one) == len(two) == 1
@@ -409,6 +447,7 @@ def test_evaluate_counts_each_point_once(ddp_definitions):
 
 def who_listens_on_the_store_port():
     """(whether a socket of this machine listens on MASTER_PORT, whether it is this process's)."""
+    torch.distributed.barrier()  # every process has joined: none leaves under a connecting peer
     port, own = int(os.environ["MASTER_PORT"]), set()
     for fd in os.listdir("/proc/self/fd"):
         with contextlib.suppress(OSError):
@@ -501,6 +540,83 @@ def test_resuming_hands_the_random_number_generators_cpu_byte_tensors(ddp_defini
     assert handed[0].device == torch.device("cpu") and handed[0].dtype == torch.uint8
 
 
+@pytest.fixture(scope="module")
+def fsdp_definitions():
+    """plot_05's functions, as its launcher's processes load them (no cell that does work)."""
+    with loaded_as_script(ROOT / "examples" / f"{FSDP_PAGE}.py") as namespace:
+        yield namespace
+
+
+def random_states_saved_and_restored(folder):
+    """Each process seeds its own generator, saves, draws, resumes: is its own state back?"""
+    d = sys.modules["__mp_main__"].__dict__
+    cpu, rank = torch.device("cpu"), torch.distributed.get_rank()
+    model = d["sharded_model"](cpu)
+    optimizer = torch.optim.AdamW(model.parameters())
+    state = d["TrainingState"](model, optimizer, d["warm_up"](optimizer))
+    torch.manual_seed(100 + rank)
+    saved = torch.get_rng_state()
+    torch.distributed.checkpoint.save(d["checkpointed"](state, cpu), checkpoint_id=folder)
+    torch.rand(3)  # the generator moves on
+    said = d["load_training"](folder, state, cpu)
+    back = torch.equal(torch.get_rng_state(), saved)
+    del model, optimizer, state
+    return said, back, saved.tolist()  # a list: a tensor would be shared memory, gone with this process
+
+
+def resumed_by_more(folder):
+    """A job of another number of processes resumes from ``folder``: what does it say?"""
+    d = sys.modules["__mp_main__"].__dict__
+    cpu = torch.device("cpu")
+    model = d["sharded_model"](cpu)
+    optimizer = torch.optim.AdamW(model.parameters())
+    state = d["TrainingState"](model, optimizer, d["warm_up"](optimizer))
+    before = torch.get_rng_state()
+    said = d["load_training"](folder, state, cpu)
+    kept = torch.equal(torch.get_rng_state(), before)
+    del model, optimizer, state
+    return said, kept
+
+
+def test_each_process_saves_its_own_random_state_and_gets_it_back(fsdp_definitions, tmp_path):
+    """Random states differ from process to process; DCP keeps one copy of a value saved under
+    one key (dedup_save_to_lowest_rank=False: not even rank 0's), so each has a key of its own."""
+    from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
+
+    launch = fsdp_definitions["launch"]
+    reports = [value for _, value, _ in launch(2, random_states_saved_and_restored, str(tmp_path))]
+    assert [(said, back) for said, back, _ in reports] == [("random states restored", True)] * 2
+    dcp_to_torch_save(tmp_path, tmp_path / "whole.pt")
+    whole = torch.load(tmp_path / "whole.pt", weights_only=False)
+    for rank, (_, _, saved) in enumerate(reports):
+        assert whole[f"random_{rank}_of_2"]["cpu"].tolist() == saved
+    assert reports[0][2] != reports[1][2]
+    more = [value for _, value, _ in launch(3, resumed_by_more, str(tmp_path))]
+    assert more == [(f"no random state saved for rank {rank} of 3 processes: each keeps its own", True)
+                    for rank in range(3)]  # fmt: skip
+
+
+def test_a_process_on_a_gpu_saves_and_restores_that_gpus_generator(fsdp_definitions, monkeypatch):
+    """Dropout on a GPU draws from the GPU's generator, not the CPU's."""
+    gpu, handed = torch.device("cuda", 1), []
+    monkeypatch.setattr(torch.cuda, "get_rng_state", lambda device: torch.full((16,), device.index,
+                                                                              dtype=torch.uint8))  # fmt: skip
+    monkeypatch.setattr(torch.cuda, "set_rng_state", lambda state, device: handed.append((state, device)))
+    saved = fsdp_definitions["RandomState"](gpu).state_dict()
+    assert sorted(saved) == ["cpu", "cuda"] and saved["cuda"].tolist() == [1] * 16
+    fsdp_definitions["RandomState"](gpu).load_state_dict(saved)
+    assert len(handed) == 1 and handed[0][1] == gpu and torch.equal(handed[0][0], saved["cuda"])
+
+
+def test_the_peak_on_a_gpu_leaves_out_what_the_process_held_before(fsdp_definitions, monkeypatch):
+    """cuBLAS's workspace (megabytes, kept) is allocated before the model; it is not the model's."""
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda device: 34.5 * 2**20)
+    model = fsdp_definitions["Net"]()
+    optimizer = torch.optim.AdamW(model.parameters())
+    *_, peak = fsdp_definitions["holdings"](model, optimizer, torch.device("cuda", 0), 32 * 2**20)
+    assert peak == 2.5
+
+
 COLLECTIVES = {"all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce",
                "reduce_scatter", "reduce_scatter_tensor", "gather", "scatter", "all_to_all"}  # fmt: skip
 FACTORIES = {"tensor", "zeros", "ones", "full", "empty", "arange"}  # *_like keep their input's device
@@ -573,6 +689,9 @@ def torchrun(page, cwd, processes=2):
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
     assert done.returncode == 0, done.stdout[-4000:]
     assert "terminate called" not in done.stdout
+    for rank in range(processes):  # each process says where it runs: a GPU of its own, or the CPU
+        where = f"nccl on cuda:{rank}" if not on_the_cpu(processes) else "gloo on cpu"
+        assert f"rank {rank}: {where}" in done.stdout, done.stdout[-4000:]
     return done.stdout
 
 

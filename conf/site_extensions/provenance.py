@@ -1,4 +1,4 @@
-"""Say, under each result, where it came from: real GPUs or emulation, recorded or run here.
+"""Say, above each result, where it came from: real GPUs or emulation, recorded or run here.
 
 When Sphinx-Gallery executes an example, :func:`record` (a ``reset_modules``
 hook) writes ``<gallery>/<name>.provenance.json`` beside its page: when, from
@@ -9,13 +9,20 @@ recorded output (recordings.py) takes them from it.
 Each result block of a tutorial starts with a header line the example prints
 (result_headers.py): ``# 8 × NVIDIA H200 (real nn.DataParallel)``, ``# 8 GPUs
 emulated on CPU``, ``# 2 processes on 2 × NVIDIA H200 (nccl)`` or ``# 8
-processes on the CPU (gloo)``. Above every such block this extension puts one
-sentence in the reader's language, made from the header's kind and count and
-the execution record, for example "8 × NVIDIA H200, real nn.DataParallel;
-recorded 2026-12-01 from commit abc1234 with PyTorch 2.13.0". The GPUs it
-names are those of the record, never the header's words.
-The sentences are interface strings: they are extracted into sphinx.pot and
-translated in locale/<lang>/LC_MESSAGES/sphinx.po.
+processes on the CPU (gloo)``. Above such a block, and above every block of
+a page that shows recorded output, this extension puts one line in the
+reader's language: what ran and whether this build ran it, in words, then
+the facts of the execution record, for example "Real nn.DataParallel,
+recorded, not run by this build: machine with 1 × NVIDIA H200 ·
+PyTorch 2.11.0+cu130 · CUDA 13.0 · driver 580.159.04 · recorded on
+2026-12-04 · commit e2a3648".
+
+The words are interface strings (extracted into sphinx.pot, translated in
+locale/<lang>/LC_MESSAGES/sphinx.po) and hold no fact: no placeholder, no
+number, no name. The facts are composed here from the record, after the
+words, and pass through no translation, so no translation can change the
+GPUs, versions, date or commit a line shows; what the words may say is the
+interface rule's (translation/words.py).
 """
 
 import json
@@ -24,40 +31,34 @@ import platform
 import subprocess
 import sys
 import time
+import unicodedata
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from docutils import nodes
-from sphinx.util import logging
 
 from site_extensions.interface_strings import _, offer
 from site_extensions.recordings import recorded_facts
 from site_extensions.result_headers import parse, unbacked
 from site_layout import ROOT
 
-logger = logging.getLogger(__name__)
-
-# (kind, recorded) -> the sentence; placeholders are filled from the header and the record.
-SENTENCES = {
-    ("real", True): "%(count)s × %(model)s, real nn.DataParallel; recorded %(date)s from "
-                    "commit %(commit)s with PyTorch %(torch)s, CUDA %(cuda)s, driver %(driver)s.",
-    ("real", False): "%(count)s × %(model)s, real nn.DataParallel, run while this page was "
-                     "built, with PyTorch %(torch)s, CUDA %(cuda)s, driver %(driver)s.",
-    ("emulated", True): "%(count)s × GPU emulated on the CPU; recorded %(date)s from commit "
-                        "%(commit)s with PyTorch %(torch)s.",
-    ("emulated", False): "%(count)s × GPU emulated on the CPU, run while this page was built, "
-                         "with PyTorch %(torch)s.",
-    ("gpu_processes", True): "%(count)s × process, each on its own %(model)s, with nccl; "
-                             "recorded %(date)s from commit %(commit)s with PyTorch %(torch)s, "
-                             "CUDA %(cuda)s, driver %(driver)s.",
-    ("gpu_processes", False): "%(count)s × process, each on its own %(model)s, with nccl, run "
-                              "while this page was built, with PyTorch %(torch)s, CUDA %(cuda)s, "
-                              "driver %(driver)s.",
-    ("processes", True): "%(count)s × process on the CPU with %(backend)s; recorded %(date)s "
-                         "from commit %(commit)s with PyTorch %(torch)s.",
-    ("processes", False): "%(count)s × process on the CPU with %(backend)s, run while this "
-                          "page was built, with PyTorch %(torch)s.",
-}  # fmt: skip
+# (kind of result, recorded) -> what the line says before the facts; kind None: a block
+# without a header line, labelled only on a page that shows recorded output.
+WORDS = {
+    ("real", False): "Real nn.DataParallel, run while this page was built:",
+    ("real", True): "Real nn.DataParallel, recorded, not run by this build:",
+    ("emulated", False): "GPUs emulated on the CPU, run while this page was built:",
+    ("emulated", True): "GPUs emulated on the CPU, recorded, not run by this build:",
+    ("gpu_processes", False): "A process per GPU, with nccl, run while this page was built:",
+    ("gpu_processes", True): "A process per GPU, with nccl, recorded, not run by this build:",
+    ("processes", False): "Processes on the CPU, run while this page was built:",
+    ("processes", True): "Processes on the CPU, recorded, not run by this build:",
+    (None, True): "Recorded, not run by this build:",
+}
+# The words before some of the facts (the others: PyTorch, CUDA, names).
+GPUS, DRIVER, RECORDED_ON, COMMIT = "machine with", "driver", "recorded on", "commit"
+LABELS = (GPUS, DRIVER, RECORDED_ON, COMMIT)
+SEPARATOR = " · "
 
 
 def _git_commit():
@@ -123,27 +124,44 @@ def record(gallery_conf, fname, when):
     target.write_text(json.dumps(execution_facts(), indent=1, sort_keys=True) + "\n", "utf-8")
 
 
-def sentence(header, facts, recorded):
-    """The provenance sentence for a result whose first line is *header*, or None.
+def facts_shown(facts, recorded):
+    """[(label, value)] of an execution record, as a line shows them; a label in LABELS is
+    translated, a value never is."""
+    gpus = facts.get("gpus") or []
+    shown = []
+    if gpus:
+        shown.append((GPUS, f"{len(gpus)} × {', '.join(sorted(set(gpus)))}"))
+    shown.append(("PyTorch", facts.get("torch") or "?"))
+    if gpus:
+        shown += [("CUDA", facts.get("cuda") or "?"), (DRIVER, facts.get("driver") or "?")]
+    if recorded:
+        shown += [(RECORDED_ON, facts.get("date") or "?"), (COMMIT, facts.get("commit") or "?")]
+    return shown
 
-    None too for a header that claims GPUs *facts* do not list: recordings.py
-    refuses such a recording, and this machine's own facts list its GPUs.
+
+def note(header, facts, recorded):
+    """The line above a result whose first line is *header*, or None for none.
+
+    A block without a known header gets a line only on a page of recorded
+    output; a header that claims GPUs *facts* do not list gets none
+    (recordings.py refuses such a recording, and this machine's own facts
+    list its GPUs).
     """
     found = parse(header)
-    if found is None or unbacked(*found, facts):
+    if found is not None and unbacked(*found, facts):
         return None
-    kind, fields = found
-    if "model" in fields:  # the GPUs the record lists, not the header's words
-        gpus = facts["gpus"][: int(fields["count"])]
-        fields["model"] = ", ".join(sorted(set(gpus)))
-    values = {**{key: value or "?" for key, value in facts.items()}, **fields}
-    english = SENTENCES[kind, recorded]
-    try:
-        return _(english) % values
-    except (KeyError, ValueError, TypeError) as err:
-        logger.warning(f"the translation of {english!r} in sphinx.po has other placeholders"
-                       f" than the English ({err}); the English is shown")  # fmt: skip
-        return english % values
+    kind = found[0] if found else None
+    if (kind, recorded) not in WORDS:
+        return None
+    words = _(WORDS[kind, recorded])
+    line = nodes.paragraph("", "", classes=["provenance"])
+    line += nodes.inline("", words, classes=["provenance-words"])
+    wide = unicodedata.east_asian_width(words[-1:] or " ") in "FW"  # "：" needs no space after it
+    for number, (label, value) in enumerate(facts_shown(facts, recorded)):
+        line += nodes.Text(SEPARATOR if number else "" if wide else " ")
+        line += nodes.Text(f"{_(label) if label in LABELS else label} ")
+        line += nodes.inline("", value, classes=["provenance-fact"])  # the record's, as it is
+    return line
 
 
 def _record_file(app, docname):
@@ -161,7 +179,7 @@ def note_record(app, doctree):
 
 
 def add_notes(app, doctree, docname):
-    """Put a provenance sentence above each result block of a gallery page."""
+    """Put a provenance line above each result block of a gallery page."""
     facts = recorded_facts(app, docname)  # a verified recording's (recordings.py)
     recorded = facts is not None
     if not recorded:
@@ -172,19 +190,18 @@ def add_notes(app, doctree, docname):
     for block in list(doctree.findall(nodes.literal_block)):
         if "sphx-glr-script-out" not in block.get("classes", []):
             continue  # code, not output
-        text = sentence(block.astext().split("\n", 1)[0].strip(), facts, recorded)
-        if text:
-            note = nodes.paragraph("", text, classes=["provenance"])
-            block.parent.insert(block.parent.index(block), note)
+        line = note(block.astext().split("\n", 1)[0].strip(), facts, recorded)
+        if line is not None:
+            block.parent.insert(block.parent.index(block), line)
 
 
 def add_strings_for_translators(app, env):
-    """In a gettext build, put the sentences into sphinx.pot like template strings."""
-    offer(app, SENTENCES.values(), __file__)
+    """In a gettext build, put the words into sphinx.pot like template strings."""
+    offer(app, [*WORDS.values(), *LABELS], __file__)
 
 
 def setup(app):
-    """Add the notes to gallery pages; offer their sentences to translators."""
+    """Add the lines to gallery pages; offer their words to translators."""
     app.connect("doctree-read", note_record)
     app.connect("doctree-resolved", add_notes)
     app.connect("env-updated", add_strings_for_translators)

@@ -13,11 +13,13 @@ whose recording
 * is signed by a key of ``conf/recording-keys.txt`` (a recording cannot vouch
   for itself: the key is not in it),
 * is well formed and within the size limits below,
-* was made from the example's current code (:func:`code_digest`: the code
-  cells only, so an edit to the prose keeps it valid; recordings of format
-  2, made before 2026-12-05, hold Sphinx-Gallery's checksum of the whole
-  file, and any edit makes them stale) and has one entry per code cell of
-  this build's page,
+* was made from the example's current code (:func:`changed_since_recorded`:
+  format 3 signs :func:`code_digest`, the code cells only, so an edit to the
+  prose keeps it valid; format 2, made before 2026-12-05, signed
+  Sphinx-Gallery's checksum of the whole file, and is compared through the
+  file it recorded, kept in ``conf/recordings/sources/`` and found by that
+  checksum) and has one
+  entry per code cell of this build's page,
 * claims, in the header line of each result, no GPU its signed facts do not
   list (result_headers.py).
 
@@ -31,6 +33,7 @@ import base64
 import binascii
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from docutils import nodes
@@ -53,6 +56,7 @@ MAX_FACT = 200  # characters of one provenance fact
 FACTS = {"date", "commit", "torch", "python", "cuda", "driver", "gpus"}
 KEYS_FILE = CONF / "recording-keys.txt"
 COMMITTED = CONF / "recordings"  # reviewed recordings every build uses (README, "Recordings")
+RECORDED_SOURCES = COMMITTED / "sources"  # the files format-2 recordings were made from
 
 
 class RecordingRefused(Exception):
@@ -74,9 +78,35 @@ def code_digest(source):
     return digest.hexdigest()
 
 
-def source_check(fmt, source):
-    """The value a recording of format *fmt* must hold for *source* to be current."""
-    return get_md5sum(source, mode="t") if fmt == 2 else code_digest(source)
+def recorded_source(md5):
+    """Where the file a format-2 recording was made from is kept: named by its signed checksum."""
+    return RECORDED_SOURCES / f"{md5}.txt" if re.fullmatch(r"[0-9a-f]{32}", md5) else None
+
+
+def changed_since_recorded(fmt, check, source, kept):
+    """Why the example *source* is not the code a recording signed as *check*, or None.
+
+    Format 3 signs the digest of the code cells. Format 2 signed
+    Sphinx-Gallery's checksum of the whole file (md5, text mode): the same
+    file is current; otherwise the file it recorded must be *kept* beside the
+    recording, and is that file only if it has that signed checksum; then its
+    code cells are compared with today's. Nothing unsigned is trusted: not a
+    commit name, not the kept file's name. Without that file, the build shows
+    its own output.
+    """
+    if fmt != 2:
+        return None if check == code_digest(source) else "its code changed since it was recorded"
+    if check == get_md5sum(source, mode="t"):
+        return None
+    where = f"conf/recordings/sources/{check}.txt"
+    if kept is None or not kept.is_file() or kept.is_symlink():
+        return ("its source changed since it was recorded, and the file it recorded is not kept"
+                f" in {where} to compare their code")  # fmt: skip
+    if kept.stat().st_size > MAX_FILE or get_md5sum(kept, mode="t") != check:
+        return f"{where} is not the file it recorded (another checksum)"
+    if code_digest(kept) != code_digest(source):
+        return "its code changed since it was recorded"
+    return None
 
 
 def trusted_keys(path=KEYS_FILE):
@@ -190,10 +220,10 @@ def choose(paths, examples_dir, keys=None, labels=None):
                 if Path(name).name != name or not source.is_file():
                     raise RecordingRefused(f"{name}: no such example here")
                 check, cells, facts = _checked(name, example, recording["format"])
-                if check != source_check(recording["format"], source):
-                    changed = "source" if recording["format"] == 2 else "code"
-                    raise RecordingRefused(f"{name}: its {changed} changed since it was recorded "
-                                           f"(commit {facts.get('commit', '?')})")  # fmt: skip
+                kept = recorded_source(check) if recording["format"] == 2 else None
+                why = changed_since_recorded(recording["format"], check, source, kept)
+                if why:
+                    raise RecordingRefused(f"{name}: {why} (commit {facts.get('commit', '?')})")
             except RecordingRefused as why:
                 report.append(f"recording {label} not used for {why}; this build's output is shown")
                 continue
