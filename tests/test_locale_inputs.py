@@ -145,6 +145,19 @@ def test_a_stray_file_is_refused_by_the_gate_and_the_build(tmp_path, name, stray
     )
 
 
+@pytest.mark.parametrize("linked", ["zh_TW", "zh_TW/LC_MESSAGES", ""])
+def test_a_linked_language_folder_is_refused_and_entered_by_no_reader(tmp_path, linked):
+    locale = locale_copy(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(locale / linked, elsewhere)
+    (locale / linked if linked else locale).symlink_to(elsewhere)
+    assert [path for path, _ in misplaced(locale, TRANSLATIONS)] == [locale / linked if linked else locale]
+    found = compile_catalogs(locale, tmp_path / "compiled")
+    assert [where for where, _ in found["*"]] == [f"{locale / linked if linked else locale}:1"]
+    languages = ["zh_TW"] if linked else TRANSLATIONS
+    assert [p for lang in languages for p in (tmp_path / "compiled" / lang).rglob("*.mo")] == []
+
+
 def test_a_mo_left_beside_its_po_by_an_older_build_is_allowed_and_never_read(tmp_path):
     locale = locale_copy(tmp_path)
     po = locale / "zh_TW" / "LC_MESSAGES" / "index.po"
@@ -453,8 +466,8 @@ def test_the_build_gives_back_the_english_cell_where_the_notebook_would_link_els
         "an image": "# 教學\n\n![](https://evil.example/x.png)",
         "HTML": '# 教學\n\n<meta http-equiv="refresh" content="0;url=//evil.example/">',
         "a definition another paragraph uses": "# 教學 [文件]\n\n[文件]: <//evil.example/x>",
-    "a www. address, which GFM links": "# 教學\n\n見 www.evil.example。",
-    "an e-mail address, which GFM links": "# 教學\n\n寫信給 a@evil.example。",
+        "a www. address, which GFM links": "# 教學\n\n見 www.evil.example。",
+        "an e-mail address, which GFM links": "# 教學\n\n寫信給 a@evil.example。",
     }
     for kind, text in cases.items():
         notebook = {"cells": [{"cell_type": "markdown", "source": [text]}, english["cells"][1]]}

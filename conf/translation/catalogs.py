@@ -381,6 +381,8 @@ def language_catalogs(locale_dir, lang):
     :func:`misplaced` names every other thing, and no reader sees it.
     """
     base = Path(locale_dir) / lang / "LC_MESSAGES"
+    if any(path.is_symlink() for path in (base, base.parent, Path(locale_dir))):
+        return {}  # a linked folder is entered by no reader (misplaced names it)
     found = []
     for folder, names, files in os.walk(base):  # does not follow linked folders
         names[:] = [name for name in names if plain(name) and not Path(folder, name).is_symlink()]
@@ -401,6 +403,8 @@ def misplaced(locale_dir, languages):
     reads ``zh_CN.gb2312/``, ``zh/`` ... for ``zh_CN``, ``en_US/`` for ``en``),
     so it is refused, as are links, devices and names that are not plain.
     """
+    if Path(locale_dir).is_symlink():
+        return [(Path(locale_dir), "a symbolic link: locale/ is a folder of plain files")]
     found = []
     for folder, names, files in os.walk(locale_dir):
         depth = len(Path(folder).relative_to(locale_dir).parts)
