@@ -42,7 +42,7 @@ $(VENV)/.installed: requirements.txt
 
 venv: $(VENV)/.installed ## Create .venv from requirements.txt (done by every target)
 
-html: $(VENV)/.installed ## Build LANGUAGES (default: all) into _build/html/<lang>/; OUTPUTS= recordings to use; VERBOSE=1 shows Sphinx's progress
+html: $(VENV)/.installed ## Build LANGUAGES (default: all) into _build/html/<lang>/; OUTPUTS= recordings to use; VERBOSE=1 shows Sphinx's progress; BASE=rev: interface strings may add only rev's glossary words
 	$(PY) conf/site_build/build_site.py html $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
 outputs: $(VENV)/.installed ## Execute the examples (SHARD=K/N for one shard) here; record their output into OUT, signed with KEY (unsigned without)

@@ -15,7 +15,7 @@ sys.path.insert(0, HERE)
 from languages import LANGUAGES  # noqa: E402  (needs the path above)
 from site_extensions.compiled_catalogs import compile_catalogs  # noqa: E402
 from site_extensions.gallery_reuse import skip_matplotlib_if_nothing_runs  # noqa: E402
-from site_layout import EXAMPLES, GALLERY, GALLERY_NAME, LOCALE  # noqa: E402
+from site_layout import COMPILED, EXAMPLES, GALLERY, GALLERY_NAME, LOCALE  # noqa: E402
 
 # -- Project -----------------------------------------------------------------
 
@@ -27,7 +27,7 @@ root_doc = "index"
 
 extensions = [
     "checkout_lock",  # first: wait for any other build of this checkout
-    "site_extensions.compiled_catalogs",  # refuses a catalog compile_catalogs() could not compile
+    "site_extensions.compiled_catalogs",  # refuses what compile_catalogs() below did not compile
     "myst_parser",
     "sphinx_design",
     "sphinx_copybutton",
@@ -67,9 +67,17 @@ nitpicky = True
 
 # -- Internationalisation ----------------------------------------------------
 
-locale_dirs = ["../locale"]
-# Now, before Sphinx loads any .mo: every one is made afresh from its checked .po.
-compile_catalogs(LOCALE)
+# The translations' catalogs (relative to docs/): the pages' counts, notices and refusals read them.
+catalog_sources = "../locale"
+# Sphinx reads only what compile_catalogs() makes of them, now, before it loads any .mo:
+# the translations' checked catalogs, compiled, and nothing else (no folder gettext
+# would also look in; the English build reads none). sphinx-intl (-c conf/conf.py) reads
+# the first of locale_dirs as the folder of its .po files, and compiles nothing for Sphinx.
+if os.path.basename(sys.argv[0]) == "sphinx-intl" or "sphinx_intl" in sys.argv[0]:
+    locale_dirs = [catalog_sources]
+else:
+    locale_dirs = [str(COMPILED)]
+    compile_catalogs(LOCALE, COMPILED)
 gettext_compact = False
 gettext_uuid = False
 gettext_location = True

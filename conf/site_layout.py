@@ -16,6 +16,7 @@ LOCALE = ROOT / "locale"
 GLOSSARY = LOCALE / "glossary.csv"
 BUILD = ROOT / "_build"
 POT_DIR = BUILD / "gettext"  # the extracted English: one .pot per page, sphinx.pot for the interface
+COMPILED = BUILD / "catalogs"  # what Sphinx reads: the translations' checked catalogs, compiled
 
 
 def files_digest(paths):

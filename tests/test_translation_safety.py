@@ -306,9 +306,29 @@ def test_the_templates_escape_what_a_translation_can_still_hold():
     quoted = css_string(css)
     assert "</" not in quoted and "\n" not in quoted and quoted.count('"') == 2
     assert re.sub(r"\\([0-9a-f]+) ", lambda m: chr(int(m[1], 16)), quoted[1:-1]) == css
-    assert shown_translation("A title", '標題" x="') == Markup.escape('標題" x="')
+    never = lambda english, translation: []  # noqa: E731  (a rule that refuses nothing)
+    assert shown_translation("A title", '標題" x="', never) == Markup.escape('標題" x="')
     footer = 'Made with <a href="https://www.sphinx-doc.org/">Sphinx</a>'
-    assert shown_translation(footer, '以 <a href="javascript:x">Sphinx</a>') == Markup(footer)
+    assert shown_translation(footer, '以 <a href="javascript:x">Sphinx</a>', never) == Markup(footer)
+
+
+def test_the_templates_write_the_english_where_the_interface_rule_refuses():
+    """The rule that compiled no such entry judges again where the template writes it."""
+    from markupsafe import Markup
+
+    from site_extensions.translation_safety import shown_translation
+    from translation.words import interface_verdict
+
+    rule = lambda english, translation: interface_verdict(english, translation, (), "zh_TW")  # noqa: E731
+    assert shown_translation("A title", '標題" x="', rule) == Markup.escape("A title")
+    english = "%(count)s × GPU emulated on the CPU, with PyTorch %(torch)s."
+    for claim in (
+        "８ × ＮＶＩＤＩＡ Ｈ１００，PyTorch ２．１４。",
+        "%(count)s 個 GPU（模擬），PyTorch 某版。",
+    ):
+        assert shown_translation(english, claim, rule) == Markup.escape(english)
+    fine = "%(count)s 個 GPU（在 CPU 上模擬），使用 PyTorch %(torch)s。"
+    assert shown_translation(english, fine, rule) == Markup.escape(fine)
 
 
 def test_a_link_to_another_page_of_a_linked_host_is_allowed(tmp_path):
@@ -342,14 +362,17 @@ def test_a_compiled_catalog_on_disk_is_never_used(tmp_path):
         compile_to(po, mo, lambda msgid, msgstr: "UNCHECKED-MO " + msgstr)
         stamp = po.stat().st_mtime_ns
         os.utime(mo, ns=(stamp, stamp))
-    (messages / "page.po").unlink()  # page.mo now stands instead of it
     result = sphinx(src, tmp_path / "out", werror=True)
     assert result.returncode == 0, result.stderr
     assert published(tmp_path / "out", "UNCHECKED-MO") == []
     index = (tmp_path / "out" / "index.html").read_text("utf-8")
     assert "一段關於斑馬的文字。" in index  # the .po's translation
-    assert "A plain paragraph about giraffes." in (tmp_path / "out" / "page.html").read_text()
-    assert not (messages / "page.mo").exists()
+
+    (messages / "page.po").unlink()  # page.mo now stands instead of it: refused, named, unread
+    result = sphinx(src, tmp_path / "out2")
+    assert result.returncode != 0
+    assert f"{messages / 'page.mo'}:1: ERROR: translation refused: not a catalog (.po)" in result.stderr
+    assert published(tmp_path / "out2", "UNCHECKED-MO") == []
 
 
 def test_a_plural_entry_is_refused_and_not_served(tmp_path):
@@ -380,8 +403,9 @@ def test_translations_js_beside_the_catalogs_stops_the_build(tmp_path):
     script.write_text("alert(1);\n", "utf-8")
     result = sphinx(src, tmp_path / "out")
     assert result.returncode != 0
-    assert f"{script}: would be served as every page's translations.js" in result.stderr
-    assert not (tmp_path / "out" / "index.html").exists()
+    assert f"{script}:1: ERROR: translation refused: not a catalog (.po)" in result.stderr
+    assert not list((src / "_compiled").rglob("*.js"))  # what Sphinx reads holds .mo only
+    assert "alert(1)" not in (tmp_path / "out" / "_static" / "translations.js").read_text("utf-8")
 
 
 ENGLISH_RST = """

@@ -410,6 +410,7 @@ def build_pull_request(output):
               file=sys.stderr)  # fmt: skip
         return 1
     os.environ.pop("READTHEDOCS_VERSION", None)  # links between languages as locally
+    os.environ["BASE"] = base[0]  # the glossary words interface strings may add: the base's
     if build_local([]) != 0:
         return 1
     site = output / "html"

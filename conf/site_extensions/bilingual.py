@@ -16,14 +16,13 @@ the gettext builder included, are left untouched, so copies never reach a
 ``.pot``, and neither do the offline copies (PDF, EPUB).
 """
 
-from pathlib import Path
-
 from docutils import nodes
 from sphinx.transforms import SphinxTransform
 from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import extract_messages
 
 from languages import SOURCE
+from site_extensions.compiled_catalogs import catalog_folder
 from translation.catalogs import Catalog
 from translation.progress import current_pot_dir, page_counts, template_of
 
@@ -44,8 +43,7 @@ def is_translated_build(config):
 def catalog_path(env, docname):
     """The catalog (.po) of *docname* in the build's language."""
     domain = docname_to_domain(docname, env.config.gettext_compact)
-    return Path(env.srcdir, env.config.locale_dirs[0], env.config.language, "LC_MESSAGES",
-                domain + ".po")  # fmt: skip
+    return catalog_folder(env.srcdir, env.config) / env.config.language / "LC_MESSAGES" / f"{domain}.po"
 
 
 def page_states(env, docname, document):
@@ -164,6 +162,7 @@ def _ancestors(node):
 
 def setup(app):
     """Register the transforms."""
+    app.setup_extension("site_extensions.compiled_catalogs")  # catalog_sources
     app.add_transform(KeepEnglish)
     app.add_transform(DropNeedlessCopies)
     app.add_transform(MarkEnglish)

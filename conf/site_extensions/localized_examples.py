@@ -16,8 +16,10 @@ build shows and hands out is made from it and the page's catalog:
   comments and docstrings translated (:func:`localized_script`), the
   ``.ipynb`` is made from that with Sphinx-Gallery's own converter, the
   ``.zip`` holds both; the script's and the notebook's code cells are checked
-  token for token against the English, in every build. The English
-  downloads are Sphinx-Gallery's own.
+  token for token against the English, and each Markdown cell of the
+  notebook by make check's notebook rule (checks/safety.notebook_additions:
+  no link, image or HTML its English cell lacks), in every build. The
+  English downloads are Sphinx-Gallery's own.
 * **Figures** are drawn once per language from the figure the example made,
   kept by :func:`scrape` when it ran (a pickle beside the PNG: the example is
   not executed again): each text (titles, labels, tick labels, legends) is a
@@ -56,6 +58,7 @@ from site_extensions.reproducible_files import zipped
 from site_extensions.translation_safety import catalog_entry, refusals_of
 from site_layout import machinery_version, write_if_changed
 from translation.checks.parsing import rst_document
+from translation.checks.safety import notebook_additions
 from translation.tutorial_text import (
     code_tokens, localized_code, localized_prose, raw_prefix, same_tokens, texts,
 )  # fmt: skip
@@ -354,13 +357,19 @@ def localize(app, doctree):
 
 
 def _note_refusals(app, docname, refused, found):
-    """Add to *found* the translations that would change the code, at their catalog's line."""
+    """Add to *found* the translations refused, at their catalog's line: an English text (one
+    that would change the code), or ``[what the translation added, why]`` (a notebook's cell)."""
     domain = docname_to_domain(docname, app.config.gettext_compact)
     for text in refused:
-        where = catalog_entry(app.srcdir, app.config, domain, text) or docname
-        found.append((where, "it changes the code, not only the words of a comment, docstring "
-                             "or text cell (a line break in a comment, a quote that ends a "
-                             "docstring); the English is kept"))  # fmt: skip
+        if isinstance(text, str):
+            where = catalog_entry(app.srcdir, app.config, domain, text)
+            why = ("it changes the code, not only the words of a comment, docstring or text cell"
+                   " (a line break in a comment, a quote that ends a docstring); the English is kept")  # fmt: skip
+        else:
+            added, why = text
+            where = catalog_entry(app.srcdir, app.config, domain, None, holding=added)
+            why += "; the notebook keeps the English cell"
+        found.append((where or docname, why))
 
 
 def figure_family(language):
@@ -529,7 +538,21 @@ def localized_downloads(example, translate, parse, gallery_conf):
     if [code_tokens(cell) for cell in notebook_code(notebook)] != cells:
         source = open(example, encoding="utf-8").read()
         return source, english, refused + ["(the notebook's code cells)"]
-    return script, notebook, refused
+    return script, notebook, refused + notebook_refusals(english, notebook)
+
+
+def notebook_refusals(english, notebook):
+    """Give back its English to each Markdown cell of *notebook* that adds a link, an image or
+    HTML to its English cell (checks/safety.notebook_additions); return ``[[what, why]]``."""
+    cells = [[cell for cell in book["cells"] if cell["cell_type"] == "markdown"]
+             for book in (english, notebook)]  # fmt: skip
+    refused = []
+    for ours, theirs in zip(*cells, strict=True):  # the same script's cells
+        added = notebook_additions("".join(ours["source"]), "".join(theirs["source"]))
+        if added:
+            theirs["source"] = ours["source"]
+            refused += [[at, why] for why, at in added]
+    return refused
 
 
 def _notebook(path, gallery_conf, folder=None):

@@ -25,19 +25,21 @@ and every pull request is built. In a translated build:
   translation that adds a character able to end or start markup, a word its
   English lacks, or that is not one of the site's extracted strings
   (translation/words.py; the build fails, naming the entry).
-  :func:`escape_templates` still gives the templates a gettext that returns
-  a translation as text, escaped for HTML; only where the English itself
-  holds HTML may the translation keep exactly that HTML. Our templates
-  escape further where a string lands elsewhere: ``css_string`` for CSS,
-  ``text|tojson`` for JSON. A ``sphinx.js`` beside the catalogs would become
-  every page's ``translations.js``: the build stops.
+  :func:`escape_templates` still gives the templates a gettext that judges
+  each translation again by that rule where it is written (the English
+  instead of one it refuses) and returns it as text, escaped for HTML; only
+  where the English itself holds HTML may the translation keep exactly that
+  HTML. Our templates escape further where a string lands elsewhere:
+  ``css_string`` for CSS, ``text|tojson`` for JSON. Sphinx reads no
+  ``sphinx.js`` of ours: its catalog folder holds .mo files only
+  (compiled_catalogs.py).
 
 Every refusal fails the build, with or without ``-W``; what was written is
 already neutralised. conf/content_security_policy.py is the next layer: a script
 that got through anyway would not run.
 """
 
-from pathlib import Path
+import os
 
 from docutils import nodes
 from markupsafe import Markup
@@ -51,9 +53,11 @@ from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import LITERAL_TYPE_NODES, extract_messages
 
 from site_extensions.bilingual import is_translated_build
+from site_extensions.compiled_catalogs import catalog_folder, interface_glossary
 from translation import only_words
-from translation.catalogs import CatalogError, catalog_text, is_translated, msgstr_line, read
-from translation.words import has_markup, markup_problems
+from translation.repository import ReviewError
+from translation.catalogs import CatalogError, catalog_text, is_translated, messages, msgstr_line, read
+from translation.words import has_markup, interface_verdict, markup_problems
 
 logger = logging.getLogger(__name__)
 
@@ -73,27 +77,28 @@ class TranslationRefused(SphinxError):
 
 
 def catalog_files(srcdir, config, domain):
-    """The existing catalogs of *domain* for the build's language, one per locale folder."""
-    found = (Path(srcdir, d, config.language, "LC_MESSAGES", domain + ".po").resolve()
-             for d in config.locale_dirs)  # fmt: skip
-    return [po for po in dict.fromkeys(found) if po.is_file()]
+    """The catalog (.po) of *domain* for the build's language, in a list if it exists."""
+    po = catalog_folder(srcdir, config) / config.language / "LC_MESSAGES" / f"{domain}.po"
+    return [po] if po.is_file() else []
 
 
-def msgstr_location(po, message):
-    """Return ``catalog:line`` of *message*'s msgstr."""
-    lines = catalog_text(po).split("\n")
-    return f"{po}:{msgstr_line(lines, message)}"
+def catalog_entry(srcdir, config, domain, msgid, holding=None):
+    """Return ``catalog:line`` of *msgid*'s translation in *domain*, or None.
 
-
-def catalog_entry(srcdir, config, domain, msgid):
-    """Return ``catalog:line`` of *msgid*'s translation in *domain*, or None."""
+    With *holding* instead of a msgid: of the first translation that holds
+    that text, at the line that does.
+    """
     for po in catalog_files(srcdir, config, domain):
         try:
-            message = read(po).get(msgid)
+            catalog = read(po)
         except CatalogError:  # not a catalog; compiled_catalogs.py reported it
             continue
-        if message is not None and is_translated(message):
-            return msgstr_location(po, message)
+        found = [catalog.get(msgid)] if holding is None else [
+            m for m in messages(catalog) if isinstance(m.string, str) and holding in m.string]  # fmt: skip
+        for message in found:
+            if message is not None and is_translated(message):
+                lines = catalog_text(po).split("\n")
+                return f"{po}:{msgstr_line(lines, message, holding or '')}"
     return None
 
 
@@ -214,30 +219,43 @@ def refusals_of(env):
     return env.refused_translations
 
 
-def shown_translation(english, translation):
+def shown_translation(english, translation, refused):
     """What the templates write for *translation* of *english*: text, or the English's HTML.
 
-    compiled_catalogs.py compiles no interface translation that
-    translation/words.py refuses; checked here again, where it is written.
+    *refused(english, translation)* says why a translation may not be shown
+    (translation/words.interface_verdict, by which compiled_catalogs.py
+    compiled none): the English is written instead.
     """
-    if not has_markup(english):
-        return Markup.escape(translation)
-    if translation != english and markup_problems(english, translation):
-        return Markup(english)
-    return Markup(translation)
+    html = has_markup(english)
+    if translation != english and (
+        refused(english, translation) or html and markup_problems(english, translation)
+    ):
+        translation = english
+    return Markup(translation) if html else Markup.escape(translation)
 
 
 def escape_templates(app):
-    """Make the templates' gettext return translations escaped for HTML (see shown_translation)."""
+    """Make the templates' gettext return translations judged and escaped (see shown_translation)."""
     templates = getattr(app.builder, "templates", None)
     environment = getattr(templates, "environment", None)
     if environment is None or "gettext" not in environment.globals:
         return  # a builder without Jinja templates
     gettext, ngettext = environment.globals["gettext"], environment.globals["ngettext"]
+    language, judged = app.config.language, {}
+    try:
+        glossary = interface_glossary(os.environ.get("BASE") or None)
+    except ReviewError:  # compiled_catalogs.py reports it
+        glossary = ()
+
+    def refused(english, translation):
+        if (english, translation) not in judged:
+            judged[english, translation] = interface_verdict(english, translation, glossary, language)
+        return judged[english, translation]
+
     environment.install_gettext_callables(
-        gettext=lambda english: shown_translation(english, gettext(english)),
+        gettext=lambda english: shown_translation(english, gettext(english), refused),
         ngettext=lambda one, many, n: shown_translation(one if n == 1 else many,
-                                                        ngettext(one, many, n)),
+                                                        ngettext(one, many, n), refused),
     )  # fmt: skip
     # Where a string lands outside HTML: {{ _("Out:")|css_string }}, {{ _("Copied")|text }}.
     environment.filters["text"] = lambda value: value.unescape() if isinstance(value, Markup) else value
@@ -254,21 +272,6 @@ def css_string(value):
     text = value.unescape() if isinstance(value, Markup) else str(value)
     safe = lambda c: c.isalnum() or c == " " or not c.isascii()  # noqa: E731
     return '"' + "".join(c if safe(c) else f"\\{ord(c):x} " for c in text) + '"'
-
-
-def refuse_sphinx_js(app):
-    """Stop a translated build that has a sphinx.js beside its catalogs."""
-    if not is_translated_build(app.config):
-        return
-    # Sphinx looks for sphinx.js relative to the working folder; check the source's too.
-    for base in (Path.cwd(), Path(app.srcdir)):
-        for locale_dir in app.config.locale_dirs:
-            script = Path(base, locale_dir, app.config.language, "LC_MESSAGES", "sphinx.js")
-            if script.is_file():
-                raise TranslationRefused(
-                    f"{script.resolve()}: would be served as every page's translations.js; "
-                    "translations are .po catalogs only. Remove it."
-                )
 
 
 def report(app, env):
@@ -299,10 +302,10 @@ def merge(app, env, docnames, other):
 
 def setup(app):
     """Register the transforms and handlers."""
+    app.setup_extension("site_extensions.compiled_catalogs")  # catalog_sources
     app.add_transform(RememberEnglish)
     app.add_transform(RefuseAdditions)
     app.connect("builder-inited", guard_parsers)
-    app.connect("builder-inited", refuse_sphinx_js)
     app.connect("builder-inited", escape_templates)
     app.connect("env-purge-doc", purge)
     app.connect("env-merge-info", merge)

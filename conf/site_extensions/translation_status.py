@@ -6,13 +6,13 @@ one added since ``make update-po`` too, and an entry whose English changed
 since then is outdated.
 """
 
-from pathlib import Path
-
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
 from languages import LANGUAGES
+from site_extensions.compiled_catalogs import catalog_folder
+from translation.catalogs import language_catalogs
 from translation.progress import current_pot_dir, language_counts
 
 COLUMNS = ("Page", "Progress", "Translated", "Outdated", "Untranslated")
@@ -46,10 +46,13 @@ class TranslationStatus(SphinxDirective):
         return nodes.entry("", nodes.paragraph("", "", link))
 
     def run(self):
-        locale_dir = Path(self.env.srcdir, self.config.locale_dirs[0])
+        locale_dir = catalog_folder(self.env.srcdir, self.config)
         pot_dir = current_pot_dir(self.env.srcdir)
         tables = []
-        for path in [*locale_dir.rglob("*.po"), *(pot_dir.rglob("*.pot") if pot_dir else [])]:
+        catalogs = [
+            po for lang in LANGUAGES[1:] for po in language_catalogs(locale_dir, lang.sphinx).values()
+        ]
+        for path in [*catalogs, *(pot_dir.rglob("*.pot") if pot_dir else [])]:
             self.env.note_dependency(str(path))  # rebuild when a catalog or the English changes
         for lang in LANGUAGES[1:]:
             group = nodes.tgroup(cols=len(COLUMNS))
@@ -76,5 +79,6 @@ class TranslationStatus(SphinxDirective):
 
 def setup(app):
     """Register the directive."""
+    app.setup_extension("site_extensions.compiled_catalogs")  # catalog_sources
     app.add_directive("translation-status", TranslationStatus)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

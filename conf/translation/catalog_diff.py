@@ -20,6 +20,7 @@ from translation.catalogs import (
     CatalogError, catalog_text, english, language_catalogs, messages, parse, read,
 )  # fmt: skip
 from translation.checks.common import WARNING
+from translation.checks.terminology import parse_glossary
 from translation.merging import filled_by_update_po, shared_entries
 from translation.repository import ReviewError, git
 
@@ -208,6 +209,17 @@ def catalogs_at(commit, lang, locale_dir):
             domain = name[len(folder) + 1 : -len(".po")]
             found[domain] = git("show", f"{commit}:{name}", cwd=top)
     return found
+
+
+def glossary_at(commit, glossary):
+    """The glossary rows of the file *glossary* as it is at *commit* (none if it was not there):
+    the words an interface string may add in a change are those of its base, not its own."""
+    top = Path(git("rev-parse", "--show-toplevel", cwd=Path(glossary).parent).strip())
+    name = Path(glossary).resolve().relative_to(top.resolve()).as_posix()
+    try:
+        return parse_glossary(git("show", f"{commit}:{name}", cwd=top))
+    except ReviewError:
+        return ()
 
 
 def review_language(commit, lang, locale_dir):

@@ -14,7 +14,12 @@ things Babel does not do are added here:
   (:func:`catalog_text`): a symbolic link or a device under ``locale/``
   is refused unread, so no other file's lines reach a log or a page, and
   every line is matched in linear time (no pattern backtracks). A problem
-  names the line; it quotes no more of it than a keyword.
+  names the line; it quotes no more of it than a keyword. Its header names
+  UTF-8, the bytes it is read as (:func:`parse`).
+* Its place: ``locale/`` holds the glossary and, per translation of
+  conf/languages.py, ``<lang>/LC_MESSAGES/**.po`` under plain names
+  (:data:`PLAIN_NAME`); :func:`misplaced` names everything else, escaped
+  (:func:`printable`), and :func:`language_catalogs` lists nothing else.
 * The old English of a fuzzy entry (``#| msgid``): Babel reads those lines
   as translator comments (python-babel/babel#206); :func:`read` turns them
   back into ``Message.previous_id``.
@@ -27,6 +32,7 @@ The old English of an obsolete entry (``#~|``), its flags and locations are
 not kept: Babel has no place for them, and no page uses an obsolete entry.
 """
 
+import codecs
 import functools
 import io
 import os
@@ -235,9 +241,40 @@ def _parsed(text, language):
         catalog = read_po(lines, locale=language, abort_invalid=True)
     except PoFileError as err:
         raise CatalogError(err.lineno + 1, f"cannot read this line ({err})") from None
+    _check_charset(catalog, lines)
     for message in [*catalog, *catalog.obsolete.values()]:
         _previous_ids(message)
     return pickle.dumps(catalog)
+
+
+def _check_charset(catalog, lines):
+    """Raise CatalogError unless the header names UTF-8, the encoding the file is read in.
+
+    Babel writes the .mo in the header's charset and Python's gettext decodes it
+    with that name: another one would fail the build, or turn the text into
+    other text.
+    """
+    try:
+        utf8 = codecs.lookup(catalog.charset).name == "utf-8"
+    except LookupError:
+        utf8 = False
+    if not utf8:
+        line = header_line(lines, "Content-Type")
+        raise CatalogError(line, f"the header names the charset {catalog.charset[:40]!r}: a"
+                           " catalog is UTF-8 (write charset=UTF-8)")  # fmt: skip
+
+
+def header_line(lines, field):
+    """The line of the header's *field* (``Plural-Forms``) among a catalog's *lines*, else 1."""
+    entries = 0
+    for number, line in enumerate(lines, 1):
+        if line.startswith("msgid"):
+            entries += 1
+            if entries > 1:
+                break  # past the header
+        elif line[1:].lower().startswith(field.lower() + ":") and line.startswith('"'):
+            return number
+    return 1
 
 
 def messages(catalog, obsolete=False):
@@ -317,27 +354,95 @@ def msgstr_line(lines, message, at=""):
     return number
 
 
+# The names a folder or file under locale/ may have: ASCII letters, digits, "_", "-"
+# and ".", not first. Any other name is refused before it is printed, and printed escaped.
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
+
+
+def plain(name):
+    """True if *name* (one part of a path) is a :data:`PLAIN_NAME`."""
+    return PLAIN_NAME.fullmatch(name) is not None
+
+
+def printable(text):
+    """*text* (a path) with every character but printable ASCII escaped as Python escapes it.
+
+    A log line that names it stays one line, and no workflow command of a CI
+    runner (a line starting ``::``) can start inside it.
+    """
+    escaped = "".join(c if " " <= c <= "~" and c != "\\" else ascii(c)[1:-1] for c in str(text))
+    return "./" + escaped if escaped.startswith(":") else escaped
+
+
 def language_catalogs(locale_dir, lang):
     """Map each catalog of *lang* under *locale_dir* (its domain, ``auto_examples/x``) to its path.
 
-    Symbolic links are listed too (a reader refuses them, naming them); a
-    linked folder is not entered.
+    Only plain files with plain names (:func:`plain`) ending in ``.po``:
+    :func:`misplaced` names every other thing, and no reader sees it.
     """
     base = Path(locale_dir) / lang / "LC_MESSAGES"
+    if any(path.is_symlink() for path in (base, base.parent, Path(locale_dir))):
+        return {}  # a linked folder is entered by no reader (misplaced names it)
     found = []
     for folder, names, files in os.walk(base):  # does not follow linked folders
-        found += [Path(folder, name) for name in names + files
-                  if name.endswith(".po") and (name in files or Path(folder, name).is_symlink())]  # fmt: skip
+        names[:] = [name for name in names if plain(name) and not Path(folder, name).is_symlink()]
+        found += [Path(folder, name) for name in files if plain(name) and name.endswith(".po")
+                  and stat.S_ISREG(Path(folder, name).lstat().st_mode)]  # fmt: skip
     return {p.relative_to(base).with_suffix("").as_posix(): p for p in sorted(found)}
 
 
-def strange_files(locale_dir):
-    """Every symbolic link, device, pipe or socket under *locale_dir*: none belongs there."""
+def misplaced(locale_dir, languages):
+    """Every path under *locale_dir* that is not the glossary or a catalog of *languages*, with why.
+
+    Returns ``[(path, why)]``, sorted; print a path through :func:`printable`.
+    *locale_dir* holds ``glossary.csv`` and a folder per language of
+    *languages* (the translations of conf/languages.py), each holding
+    ``LC_MESSAGES/``, which holds folders and ``.po`` files (and a ``.mo``
+    beside its ``.po``, which older builds wrote there and nothing reads).
+    Anything else could reach a build that never checked it (Python's gettext
+    reads ``zh_CN.gb2312/``, ``zh/`` ... for ``zh_CN``, ``en_US/`` for ``en``),
+    so it is refused, as are links, devices and names that are not plain.
+    """
+    if Path(locale_dir).is_symlink():
+        return [(Path(locale_dir), "a symbolic link: locale/ is a folder of plain files")]
     found = []
     for folder, names, files in os.walk(locale_dir):
-        for name in names + files:
+        depth = len(Path(folder).relative_to(locale_dir).parts)
+        for name in sorted(names + files):
             path = Path(folder, name)
-            mode = path.lstat().st_mode
-            if stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                found.append(path)
+            why = _misplaced(path, name, depth, languages)
+            if why:
+                found.append((path, why))
+        names[:] = [name for name in names if not any(path == Path(folder, name) for path, _ in found)]
     return sorted(found)
+
+
+def _misplaced(path, name, depth, languages):
+    """Why *path* (named *name*, *depth* folders below locale/) does not belong there, or None."""
+    mode = path.lstat().st_mode
+    if not plain(name):
+        return ("a name with characters other than ASCII letters, digits, '_', '-' and '.'"
+                " (shown escaped): catalogs and folders under locale/ have plain names")  # fmt: skip
+    if stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return ("a symbolic link or special file under locale/: only plain files and folders"
+                " belong there; remove it")  # fmt: skip
+    folder = stat.S_ISDIR(mode)
+    if depth == 0:
+        if name == "glossary.csv" and not folder:
+            return None
+        if name in languages and folder:
+            return None
+        if folder:
+            return (f"a folder of a language that is no translation of conf/languages.py"
+                    f" ({', '.join(languages)}): gettext would read its catalogs into a build"
+                    " (it looks in zh_CN.gb2312/ and zh/ for zh_CN, in en_US/ for en) that no"
+                    " check reads; remove it")  # fmt: skip
+        return "not a catalog: locale/ holds glossary.csv and a folder per translation; remove it"
+    if depth == 1:
+        return None if name == "LC_MESSAGES" and folder else (
+            "locale/<language>/ holds LC_MESSAGES/ only; remove it")  # fmt: skip
+    if folder or name.endswith(".po"):
+        return None
+    if name.endswith(".mo") and path.with_suffix(".po").is_file():
+        return None  # an older build's output; nothing reads it (a committed one: checks/syntax)
+    return "not a catalog (.po): LC_MESSAGES/ holds catalogs only; remove it"

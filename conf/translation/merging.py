@@ -14,7 +14,9 @@ import re
 from pathlib import Path
 
 from site_layout import LOCALE, ROOT
-from translation.catalogs import Catalog, catalog_text, is_translated, messages, parse, read
+from translation.catalogs import (
+    Catalog, CatalogError, catalog_text, is_translated, language_catalogs, messages, parse, read,
+)  # fmt: skip
 from translation.repository import ReviewError, git
 
 
@@ -129,14 +131,18 @@ def shared_entries(lang, domain, locale_dir=LOCALE):
     if not domain.startswith("auto_examples/plot_"):
         return {}
     new_name = domain.split("/", 1)[1]
-    folder = Path(locale_dir) / lang / "LC_MESSAGES" / "auto_examples"
-    others = [p for p in sorted(folder.glob("plot_*.po")) if p.stem != new_name]
+    others = [po for name, po in language_catalogs(locale_dir, lang).items()
+              if re.fullmatch(r"auto_examples/plot_[^/]*", name) and po.stem != new_name]  # fmt: skip
     if len(others) < 2:
         return {}
     shared = None
     for po in others:
+        try:
+            catalog = read(po, lang)
+        except CatalogError:
+            return {}  # one that cannot be read shares nothing (make check says why)
         found = {m.id.replace(po.stem, "\0"): m.string.replace(po.stem, "\0")
-                 for m in messages(read(po, lang)) if is_translated(m) and po.stem in m.id}  # fmt: skip
+                 for m in messages(catalog) if is_translated(m) and po.stem in m.id}  # fmt: skip
         shared = found if shared is None else {k: v for k, v in shared.items()
                                                if found.get(k) == v}  # fmt: skip
     return {k.replace("\0", new_name): v.replace("\0", new_name) for k, v in shared.items()}

@@ -33,8 +33,8 @@ from pathlib import Path
 
 from checkout_lock import held
 from site_layout import BUILD, CONF, DOCS, LOCALE, POT_DIR, ROOT
-from translation.catalogs import is_translated, language_catalogs, messages, read
-from translation.merging import merged
+from translation.catalogs import CatalogError, is_translated, language_catalogs, messages, read
+from translation.merging import merged, template
 
 STAMP = POT_DIR / ".sources"
 STATES = ("translated", "outdated", "untranslated")
@@ -157,13 +157,19 @@ def page_counts(po, pot, lang):
     """Counts of the catalog *po* (may be missing) merged with the template *pot*.
 
     *pot*: a .pot path, a Babel Catalog of the English, or None (*po* as it stands).
+    A catalog that cannot be read counts as none (the build uses none of it, and says why).
     """
-    if pot is not None:
-        catalog = merged(pot, Path(po), lang, quiet=True)
-    elif Path(po).is_file():
-        catalog = read(po, lang)
-    else:
-        return Counts()
+    try:
+        if pot is not None:
+            catalog = merged(pot, Path(po), lang, quiet=True)
+        elif Path(po).is_file():
+            catalog = read(po, lang)
+        else:
+            return Counts()
+    except CatalogError:
+        if pot is None:
+            return Counts()
+        catalog = pot if hasattr(pot, "update") else template(pot)
     counts = Counts()
     for message in messages(catalog):
         if is_translated(message):

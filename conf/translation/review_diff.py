@@ -52,13 +52,16 @@ from languages import SOURCE, by_sphinx_code, select  # noqa: E402
 from content_security_policy import meta, policy  # noqa: E402
 from site_layout import BUILD, LOCALE, ROOT  # noqa: E402
 from translation.catalog_diff import (  # noqa: E402
-    attach_findings, changed_parts, keep_changed, resolve_base, review_language,
+    attach_findings, changed_parts, glossary_at, keep_changed, resolve_base, review_language,
     state, translation, unchanged_catalogs, untranslated_elsewhere,
 )  # fmt: skip
 from translation.catalogs import CatalogError  # noqa: E402
 from translation.repository import ReviewError  # noqa: E402
 from translation.run_checks import CHECKS, run_checks  # noqa: E402
-from translation.source_diff import render as render_sources, source_changes, stale_languages  # noqa: E402
+from translation.catalogs import printable  # noqa: E402
+from translation.source_diff import (  # noqa: E402
+    locale_changes, render as render_sources, source_changes, stale_languages,
+)  # fmt: skip
 
 # The states of a change, in the order the summary counts them.
 STATES = ("new", "translated", "became fuzzy", "fuzzy resolved", "changed", "untranslated",
@@ -66,9 +69,10 @@ STATES = ("new", "translated", "became fuzzy", "fuzzy resolved", "changed", "unt
 SUMMARY_FINDINGS = 20  # findings listed in summary.md; the page lists them all
 
 
-def check_findings(langs, locale_dir, pot_dir=None):
-    """Run make check's checks on *langs*; return their Problems."""
-    return run_checks(langs, set(CHECKS), locale_dir, pot_dir)
+def check_findings(langs, locale_dir, pot_dir=None, commit=None):
+    """Run make check's checks on *langs*, as ``make check BASE=commit``; return their Problems."""
+    allowed = glossary_at(commit, Path(locale_dir) / "glossary.csv") if commit else None
+    return run_checks(langs, set(CHECKS), locale_dir, pot_dir, allowed_glossary=allowed)
 
 
 def load_doctree(doctrees, docname):
@@ -258,7 +262,7 @@ p.stale { background: #fff0c2; color: #5c4300; padding: 0.5rem 1rem; border-radi
 """
 
 
-def render_page(pages, base, outside, sources=(), stale=()):
+def render_page(pages, base, outside, sources=(), stale=(), locale=()):
     """Return the review page's HTML: the English sources' change, then the catalogs'."""
     commit, how = base
     out = []
@@ -323,7 +327,7 @@ Each entry links to its section of the built page.</p>
 {render_stale(stale)}
 </header>
 <main>
-{render_sources(list(sources))}
+{render_sources(list(sources), list(locale))}
 {"".join(out)}
 {extra}
 </main>
@@ -389,22 +393,26 @@ def write_review(base, langs, locale_dir, site, doctrees, out, pot_dir=None):
     """Compare, check, link and write OUT/index.html and OUT/summary.md; return the pages."""
     commit, _ = base
     pages = [page for lang in langs for page in review_language(commit, lang, locale_dir)]
-    problems = keep_changed(check_findings(langs, locale_dir, pot_dir), pages,
+    problems = keep_changed(check_findings(langs, locale_dir, pot_dir, commit), pages,
                             unchanged_catalogs(commit, langs, locale_dir))  # fmt: skip
     problems = untranslated_elsewhere(problems, pages, locale_dir)
     outside = attach_findings(pages, problems)
     out.mkdir(parents=True, exist_ok=True)
     link_changes(pages, site, doctrees, out)
     pages = sort_pages(pages, doctrees)
-    sources = source_changes(commit)
+    sources, locale = source_changes(commit), locale_changes(commit, Path(locale_dir).parent)
     stale = stale_languages([SOURCE.sphinx, *langs], site) if (
         Path(site).resolve() == (BUILD / "html").resolve()) else []  # fmt: skip
-    (out / "index.html").write_text(render_page(pages, base, outside, sources, stale), "utf-8")
+    (out / "index.html").write_text(render_page(pages, base, outside, sources, stale, locale), "utf-8")
     shown = os.path.relpath(out / "index.html")
     summary = render_summary(pages, base, outside, shown)
     if sources:
         summary += (f"\nEnglish sources changed: {len(sources)} file(s): "
-                    + ", ".join(md(c.path) for c in sources) + "\n")  # fmt: skip
+                    + ", ".join(md(printable(c.path)) for c in sources) + "\n")  # fmt: skip
+    if locale:
+        summary += (f"\nOther files under locale/ changed (the glossary, or what the checks"
+                    f" refuse): {len(locale)} file(s): "
+                    + ", ".join(md(printable(c.path)) for c in locale) + "\n")  # fmt: skip
     if stale:
         summary += (f"\n**The built pages of {md(', '.join(stale))} are older than the change:"
                     " run make html before following the review page's links.**\n")  # fmt: skip

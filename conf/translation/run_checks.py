@@ -28,8 +28,10 @@ of the translation (msgstr) it is about. Errors fail; warnings, printed as
                   characters, or, in a tutorial, Markdown that its notebook
                   would make a link, an image or HTML
     interface     an interface string (sphinx.po) adds a character that starts
-                  or ends markup, or a word its English lacks, or is one the
-                  site does not extract
+                  or ends markup, or a word or number its English lacks (with
+                  BASE, the base's glossary says which words it may add), or
+                  does not keep its placeholders, or is one the site does not
+                  extract
     code          translated Python (literal blocks, doctests) is another program
     canonical     a catalog not in the form make update-po writes (make format-po fixes it)
     completeness  fuzzy or untranslated entries; errors only with --strict=1
@@ -75,10 +77,11 @@ from translation.checks.common import (  # noqa: E402
 from translation.checks.parsing import SYNTAXES  # noqa: E402
 from translation.checks.project import Project  # noqa: E402
 from site_layout import BUILD, LOCALE, files_digest, machinery_version, write_if_changed  # noqa: E402
+from languages import TRANSLATIONS  # noqa: E402
 from translation.catalogs import (  # noqa: E402
-    catalog_text, language_catalogs, messages, msgstr_line, strange_files,
+    catalog_text, language_catalogs, messages, misplaced, msgstr_line,
 )  # fmt: skip
-from translation.catalog_diff import changed_only, resolve_base  # noqa: E402
+from translation.catalog_diff import changed_only, glossary_at, resolve_base  # noqa: E402
 from translation.progress import POT_DIR, fresh_templates  # noqa: E402
 from translation.repository import ReviewError  # noqa: E402
 from translation.words import too_long  # noqa: E402
@@ -142,13 +145,15 @@ def check_catalog(po_path, lang, selected, project):
 
 
 def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=GLOSSARY,
-               sources=None, default_syntax="rst", remember_in=None):  # fmt: skip
+               sources=None, default_syntax="rst", remember_in=None, allowed_glossary=None):  # fmt: skip
     """Return the sorted problems of *langs*' catalogs for the *selected* checks.
 
     *sources* is the Sphinx source folder of the catalogs' project (default:
     the docs/ beside the locale folder, if there is one). *remember_in*: a
     folder where each catalog's problems are kept, and reused while nothing
-    they depend on changed (:class:`Remembered`).
+    they depend on changed (:class:`Remembered`). *allowed_glossary*: the
+    glossary rows whose words an interface string may add (default: those of
+    *glossary_path*; with a base, the base's: catalog_diff.glossary_at).
     """
     beside = Path(locale_dir).parent / "docs"
     sources = sources or (beside if beside.is_dir() else None)
@@ -157,7 +162,7 @@ def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=G
     if "out-of-sync" in selected and pot_dir is None:
         fresh_templates()  # extracts the English only if a source changed since the last time
         pot_dir = POT_DIR
-    project = Project(locale_dir, sources, pot_dir, default_syntax, glossary)
+    project = Project(locale_dir, sources, pot_dir, default_syntax, glossary, allowed_glossary)
     cache = Remembered(project, selected, glossary_path, remember_in) if remember_in else None
     problems = []
     for lang in langs:
@@ -171,10 +176,9 @@ def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=G
                 problems += check_catalog(po_path, lang, selected, project)
         if "syntax" in selected and (locale_dir / lang).is_dir():
             problems += syntax.committed_compiled(locale_dir / lang)
-            listed = set(language_catalogs(locale_dir, lang).values())  # syntax names those
-            problems += [Problem(shown(path), 1, "syntax", "a symbolic link or special file under"
-                                 " locale/: only plain files and folders belong there; remove it")
-                         for path in strange_files(locale_dir / lang) if path not in listed]  # fmt: skip
+    if "syntax" in selected:  # what the build would stop at before it reads any catalog
+        problems += [Problem(shown(path), 1, "syntax", why)
+                     for path, why in misplaced(Path(locale_dir), TRANSLATIONS)]  # fmt: skip
     return sorted(set(problems))
 
 
@@ -293,14 +297,16 @@ def main(argv=None):
     for option, folder in (("--pot-dir", args.pot_dir), ("--sources", args.sources)):
         if folder and not folder.is_dir():
             parser.error(f"{option} {folder} is not a folder")
+    allowed = None
     if args.base:  # a bad revision fails before the checks run
         try:
             base, _ = resolve_base(args.base, args.locale_dir)
+            allowed = glossary_at(base, args.glossary)  # never the change's own glossary
         except ReviewError as err:
             parser.error(str(err))
     try:
         problems = run_checks(langs, selected, args.locale_dir, args.pot_dir, args.glossary,
-                              args.sources, args.syntax)  # fmt: skip
+                              args.sources, args.syntax, allowed_glossary=allowed)  # fmt: skip
     except RuntimeError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

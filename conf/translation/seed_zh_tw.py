@@ -26,7 +26,7 @@ from pathlib import Path
 import opencc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
-from translation.catalogs import is_translated, messages, read, write  # noqa: E402
+from translation.catalogs import is_translated, language_catalogs, messages, read, write  # noqa: E402
 from site_layout import LOCALE  # noqa: E402
 
 
@@ -47,18 +47,17 @@ def seed_catalog(cn_path, tw_path, convert):
 
 def seed(locale_dir, check):
     """Seed every zh_TW catalog that has a zh_CN twin; return the number filled."""
-    cn_dir = locale_dir / "zh_CN" / "LC_MESSAGES"
-    tw_dir = locale_dir / "zh_TW" / "LC_MESSAGES"
+    tw_paths = language_catalogs(locale_dir, "zh_TW")
     convert = opencc.OpenCC("s2twp").convert
     total = 0
-    for cn_path in sorted(cn_dir.rglob("*.po")):
-        tw_path = tw_dir / cn_path.relative_to(cn_dir)
-        if not tw_path.exists():
+    for domain, cn_path in language_catalogs(locale_dir, "zh_CN").items():
+        tw_path = tw_paths.get(domain, locale_dir / "zh_TW" / "LC_MESSAGES" / f"{domain}.po")
+        if domain not in tw_paths:
             print(f"skipped: {os.path.relpath(tw_path)} does not exist; run make update-po")
             continue
         catalog, filled = seed_catalog(cn_path, tw_path, convert)
         for message in filled:
-            print(f"{os.path.relpath(tw_path)}:{message.lineno}: {message.string}")
+            print(f"{os.path.relpath(tw_path)}:{message.lineno}: {message.string!r}")
         if filled and not check:
             write(catalog, tw_path)
         total += len(filled)

@@ -4,7 +4,9 @@ A reviewer approves a change whole: the English it changes (pages in docs/,
 tutorials in examples/, a toctree line), the output its tutorials print and
 the translations. :func:`source_changes` reads ``git diff`` of docs/ and
 examples/ against the base (the working tree, uncommitted and new files
-included) as a word diff; :func:`outputs` takes what a changed tutorial
+included) as a word diff, and :func:`locale_changes` every other changed
+file under locale/ than the translations' catalogs (which the page shows
+entry by entry): the glossary, and anything the checks refuse there; :func:`outputs` takes what a changed tutorial
 printed when it was last executed (the gallery's generated page);
 :func:`stale_languages` says which languages' built pages are older than
 their sources (make html's stamp, site_layout.language_digest), so that their
@@ -17,7 +19,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from languages import TRANSLATIONS
 from site_layout import BUILD, GALLERY, ROOT, language_digest
+from translation.catalogs import plain, printable
 from translation.repository import ReviewError, git
 
 FOLDERS = ("docs", "examples")
@@ -35,22 +39,26 @@ class SourceChange:
     current: bool = True  # its last execution was of this very source
 
 
-def source_changes(commit, root=ROOT):
-    """The SourceChanges of docs/ and examples/ from *commit* to the working tree."""
+def source_changes(commit, root=ROOT, folders=FOLDERS):
+    """The SourceChanges of *folders* (docs/ and examples/) from *commit* to the working tree."""
     try:
-        names = git("diff", "--name-status", "--no-renames", commit, "--", *FOLDERS, cwd=root)
-        new = git("ls-files", "--others", "--exclude-standard", "--", *FOLDERS, cwd=root)
+        names = git("diff", "--name-status", "--no-renames", "-z", commit, "--", *folders, cwd=root)
+        new = git("ls-files", "--others", "--exclude-standard", "-z", "--", *folders, cwd=root)
     except ReviewError:
         return []
+    fields = names.split("\0")
     changes = []
-    for line in names.splitlines():
-        status, path = line.split("\t", 1)
+    for status, path in zip(fields[::2], fields[1::2]):
         kind = {"A": "added", "D": "deleted"}.get(status[0], "modified")
         changes.append(SourceChange(path, kind, _hunks(commit, path, root)))
-    for path in new.splitlines():
+    for path in filter(None, new.split("\0")):
         if path.startswith("docs/auto_examples/"):
             continue
-        text = Path(root, path).read_text("utf-8", errors="replace")
+        file = Path(root, path)
+        if file.is_symlink() or not file.is_file():  # never what a link points at
+            changes.append(SourceChange(path, "added", [("new link or special file", [])]))
+            continue
+        text = file.read_text("utf-8", errors="replace")
         changes.append(SourceChange(path, "added", [("new file", [f"{{+{line}+}}" if line
                                                                    else "" for line in
                                                                    text.split("\n")])]))  # fmt: skip
@@ -61,10 +69,24 @@ def source_changes(commit, root=ROOT):
     return sorted(changes, key=lambda c: c.path)
 
 
+def locale_changes(commit, root=ROOT):
+    """The SourceChanges under locale/ but the translations' catalogs: the glossary and the rest."""
+    return [change for change in source_changes(commit, root, ("locale",))
+            if not is_catalog(change.path)]  # fmt: skip
+
+
+def is_catalog(path):
+    """True if *path* (from the checkout's root) names a translation's catalog: shown entry by entry."""
+    parts = path.split("/")
+    return (len(parts) > 3 and parts[0] == "locale" and parts[1] in TRANSLATIONS
+            and parts[2] == "LC_MESSAGES" and parts[-1].endswith(".po")
+            and all(plain(part) for part in parts))  # fmt: skip
+
+
 def _hunks(commit, path, root):
     """The word-diff hunks of *path* since *commit*: [(the @@ header, [lines])]."""
-    text = git("diff", "--no-color", "--word-diff=plain", "--word-diff-regex=[^[:space:]]+",
-               commit, "--", path, cwd=root)  # fmt: skip
+    text = git("--literal-pathspecs", "diff", "--no-color", "--word-diff=plain",
+               "--word-diff-regex=[^[:space:]]+", commit, "--", path, cwd=root)  # fmt: skip
     hunks = []
     for line in text.split("\n"):
         if line.startswith("@@"):
@@ -122,18 +144,33 @@ def word_diff_html(line):
     return "".join(out)
 
 
-def render(changes):
-    """The review page's section on the English sources."""
+def render(changes, locale=()):
+    """The review page's section on the English sources, and on the other files under locale/."""
     if not changes:
-        return ('<section aria-labelledby="sources"><h2 id="sources">English sources</h2>'
-                "<p>No change to docs/ or examples/.</p></section>")  # fmt: skip
-    out = [
-        '<section aria-labelledby="sources"><h2 id="sources">English sources</h2>',
-        "<p>The change to the English pages and tutorials (git's word diff, "
-        "working tree included), beside which the catalog entries below were made.</p>",
-    ]
+        out = ['<section aria-labelledby="sources"><h2 id="sources">English sources</h2>'
+               "<p>No change to docs/ or examples/.</p>"]  # fmt: skip
+    else:
+        out = [
+            '<section aria-labelledby="sources"><h2 id="sources">English sources</h2>',
+            "<p>The change to the English pages and tutorials (git's word diff, "
+            "working tree included), beside which the catalog entries below were made.</p>",
+        ]
+        out += _rendered(changes)
+    out.append("</section>")
+    if locale:
+        out += ['<section aria-labelledby="locale-files"><h2 id="locale-files">Other files under'
+                " locale/</h2><p>Files under locale/ that are not a translation's catalog: the"
+                " glossary (whose words the interface strings may add once it is merged), and"
+                " anything else, which the checks and the build refuse.</p>",
+                *_rendered(locale), "</section>"]  # fmt: skip
+    return "".join(out)
+
+
+def _rendered(changes):
+    """Each change as a section: its path (escaped), its hunks, a tutorial's output."""
+    out = []
     for change in changes:
-        out.append(f'<section class="source"><h3><code>{html.escape(change.path)}</code> '
+        out.append(f'<section class="source"><h3><code>{html.escape(printable(change.path))}</code> '
                    f'<span class="badge state-{"new" if change.status == "added" else "changed"}">'
                    f"{change.status}</span></h3>")  # fmt: skip
         for header, lines in change.hunks:
@@ -149,5 +186,4 @@ def render(changes):
         elif change.path.startswith("examples/plot_") and change.status != "deleted":
             out.append("<p><em>Not executed yet: run make html to see its output.</em></p>")
         out.append("</section>")
-    out.append("</section>")
-    return "".join(out)
+    return out

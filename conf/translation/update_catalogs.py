@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages
 from languages import select  # noqa: E402
 from site_layout import LOCALE, ROOT  # noqa: E402
 from translation.catalogs import (  # noqa: E402
-    CatalogError, catalog_text, is_translated, messages, read, text, write,
+    CatalogError, catalog_text, is_translated, language_catalogs, messages, read, text, write,
 )  # fmt: skip
 from translation.merging import merged  # noqa: E402
 from translation.progress import ExtractionError, fresh_templates  # noqa: E402
@@ -125,7 +125,7 @@ def prune(pot_dir, langs):
         print(f"error: no .pot files under {pot_dir}; run `make gettext`", file=sys.stderr)
         return 1
     for lang in langs:
-        for po in sorted((LOCALE / lang / "LC_MESSAGES").rglob("*.po")):
+        for po in language_catalogs(LOCALE, lang).values():
             rel = po.relative_to(LOCALE / lang / "LC_MESSAGES").with_suffix(".pot")
             if not (pot_dir / rel).exists():
                 po.unlink()

@@ -22,9 +22,16 @@ entry's file and line.
   tooltip). So its translation may add none of the characters that end or
   start markup in HTML, JavaScript, CSS, LaTeX, Markdown or reST; where the
   English is HTML itself, the translation keeps exactly its HTML. Nor may it
-  add a Latin-script word or a number that its English lacks (or the
-  glossary's rendering of one of its terms): a provenance sentence cannot
-  claim a GPU, a version or a count that the facts do not fill in.
+  add a word of any script but Chinese characters, or a number, that its
+  English lacks (or the glossary's rendering of one of its terms), and it
+  keeps exactly the English's placeholders (``%(name)s``, ``%s``,
+  ``${name}``): a provenance sentence cannot claim a GPU, a version or a
+  count that the facts do not fill in, nor drop the fact that says otherwise.
+  Words are compared as Unicode's compatibility normalisation (NFKC) reads
+  them (``Ｈ１００`` and ``𝐇𝟏𝟎𝟎`` are ``H100``), case aside; a digit of any
+  script is a number, and so is a run of Chinese numerals (``八``, ``二〇二六``,
+  ``两``), except a lone ``一`` (mostly "a", "once") and the few words in
+  which numerals are no number (:data:`NOT_NUMBERS`).
 """
 
 import re
@@ -40,8 +47,24 @@ MARKUP = "<>&\"'`\\{}$#^_~%[]*|\n\r\f\v"
 _INVISIBLE = {0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0, *range(0xFE00, 0xFE10),
               *range(0xE0100, 0xE01F0)}  # fmt: skip
 MAX_TRANSLATION = 6000  # characters of any one translation
-_PLACEHOLDER = re.compile(r"%\(\w+\)[sd]|%[a-zA-Z%]")
-_WORD = re.compile(r"[A-Za-z0-9]+")
+# A placeholder that Python's %-formatting, str.format or a JavaScript template fills in
+# (strftime's %b and %Y are none: a date's translation may choose its own).
+_PLACEHOLDER = re.compile(r"%(?:\(\w+\))?[-#0 +]*(?:\d+|\*)?(?:\.\d+)?[diouxXeEfFgGcrsa%]|\$?\{\w*\}")
+# What words leave out: those placeholders, and every %-directive (strftime's too).
+_DIRECTIVE = re.compile(rf"{_PLACEHOLDER.pattern}|%(?:\(\w+\))?[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]")
+# Chinese numerals and their values; units multiply what precedes them.
+# (参/參, 3 in accounting, is left out: it is the 参 of 参数, "parameter".)
+_DIGITS = dict(zip("〇零一壹二两兩贰貳三叁四肆五伍六陆陸七柒八捌九玖",
+                   (0, 0, 1, 1, 2, 2, 2, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 6, 7, 7, 8, 8, 9, 9)))  # fmt: skip
+_UNITS = {"十": 10, "拾": 10, "百": 100, "佰": 100, "千": 1000, "仟": 1000, "万": 10**4,
+          "萬": 10**4, "亿": 10**8, "億": 10**8}  # fmt: skip
+# Words whose numerals are no number: "very", "in case", "by all means", "one by one",
+# "both", and the common words of accounting numerals ("team", "mainland", "one after
+# another", "tidy up").
+NOT_NUMBERS = ("十分", "万一", "萬一", "千万", "千萬", "一一", "两者", "兩者", "二者", "队伍",
+               "隊伍", "大陆", "大陸", "陆续", "陸續", "收拾")  # fmt: skip
+_ENGLISH_NUMBERS = {name: str(value) for value, name in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}  # fmt: skip
 
 
 def too_long(english, translation):
@@ -102,9 +125,64 @@ def has_markup(english):
     return "<" in english or "&" in english
 
 
+def placeholders(text):
+    """The placeholders of *text*, in order (``%(name)s``, ``%s``, ``%%``, ``{name}``, ``${name}``)."""
+    return _PLACEHOLDER.findall(text)
+
+
+def _han(char):
+    """True for a Chinese character (NFKC has made compatibility ideographs unified ones)."""
+    return char == "〇" or unicodedata.name(char, "").startswith("CJK UNIFIED IDEOGRAPH")
+
+
+def _han_number(run):
+    """The value of the Chinese numerals *run* (二〇二六 → 2026, 三百二十 → 320), as text."""
+    if all(c in _DIGITS for c in run):
+        return "".join(str(_DIGITS[c]) for c in run)
+    total = section = digit = 0
+    for char in run:
+        if char in _DIGITS:
+            digit = _DIGITS[char]
+        elif _UNITS[char] >= 10**4:
+            total += (section + digit or 1) * _UNITS[char]
+            section = digit = 0
+        else:
+            section += (digit or 1) * _UNITS[char]
+            digit = 0
+    return str(total + section + digit)
+
+
 def words(text):
-    """The Latin-script words and numbers of *text*, its placeholders left out."""
-    return set(_WORD.findall(_PLACEHOLDER.sub(" ", text)))
+    """The words (of any script but Chinese characters) and numbers of *text*, placeholders
+    left out, as NFKC reads them, case aside; a number as its digits (八, ８, ٨: 8)."""
+    text = unicodedata.normalize("NFKC", _DIRECTIVE.sub(" ", text)).casefold()
+    for word in NOT_NUMBERS:
+        text = text.replace(word, " ")
+    found, run, kind = set(), [], None
+
+    def end():
+        if kind == "han" and run != ["一"]:
+            found.add(_han_number(run))
+        elif kind == "word":
+            word = "".join(run)
+            found.update([word, _ENGLISH_NUMBERS.get(word, word)])
+
+    for char in text + " ":
+        if _han(char):
+            now = "han" if char in _DIGITS or char in _UNITS else None
+        elif char.isalnum() or unicodedata.category(char).startswith("M"):
+            now = "word"
+            if char.isnumeric():  # a digit or numeral of any script, as its value
+                value = unicodedata.numeric(char)
+                char = str(int(value)) if value == int(value) else str(value)
+        else:
+            now = None
+        if now != kind:
+            end()
+            run, kind = [], now
+        if now:
+            run.append(char)
+    return found
 
 
 def markup_problems(english, translation):
@@ -127,9 +205,16 @@ def interface_problems(english, translation, allowed_words=()):
     words for the terms of *english* (notebook -> Jupyter Notebook).
     """
     reasons = markup_problems(english, translation)
-    new = sorted(words(translation) - words(english) - set(allowed_words))
+    allowed = {word for text in allowed_words for word in words(text)}
+    new = sorted(words(translation) - words(english) - allowed)
     if new:
         reasons.append(f"it adds words or numbers the English does not say: {' '.join(new)[:80]}")
+    theirs, ours = placeholders(english), placeholders(translation)
+    positional = [p for p in theirs if p[1:2] != "(" and not p.endswith("}")]
+    if sorted(ours) != sorted(theirs) or [p for p in ours if p in positional] != positional:
+        reasons.append(f"its placeholders are not the English's ({' '.join(theirs) or 'none'}):"
+                       " it keeps each, as often as the English has it, and the order of"
+                       " those without a name")  # fmt: skip
     hidden = added_controls(english, translation)
     if hidden:
         reasons.append("it holds invisible or direction-changing characters: "
@@ -137,8 +222,16 @@ def interface_problems(english, translation, allowed_words=()):
     return reasons
 
 
+def interface_verdict(english, translation, glossary, lang):
+    """Why *lang*'s *translation* of the interface string *english* may not be shown, or []:
+    :func:`interface_problems`, the *glossary*'s words for its terms allowed. The one rule of
+    make check (checks/interface.py), the .mo (compiled_catalogs.py) and the templates
+    (translation_safety.py)."""
+    return interface_problems(english, translation, glossary_words(english, glossary, lang))
+
+
 def glossary_words(english, glossary, lang):
-    """The Latin words the *glossary* (rows of locale/glossary.csv) gives *lang* for *english*'s terms."""
+    """The words (words()) the *glossary* (rows of locale/glossary.csv) gives *lang* for *english*'s terms."""
     found = set()
     for row in glossary:
         if re.search(rf"\b{re.escape(row['en'])}(?:e?s)?\b", english, re.IGNORECASE):

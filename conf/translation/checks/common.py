@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 from sphinx.transforms.i18n import parse_noqa
 
 from site_layout import GLOSSARY  # noqa: F401  (the runner reads it from here)
+from translation.catalogs import printable
 
 ERROR, WARNING = "error", "warning"
 
@@ -77,10 +78,11 @@ def split_url(url):
 
 
 def shown(path):
-    """Return *path* relative to the working directory if it lies below it."""
+    """Return *path* relative to the working directory if it lies below it, printable
+    (catalogs.printable: a name that is not plain is escaped, never printed as it is)."""
     path = os.path.abspath(path)
     relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
+    return printable(path if relative.startswith("..") else relative)
 
 
 def brief(text, width=60):

@@ -6,11 +6,13 @@ add). A sphinx.po entry whose English is not in the extracted sphinx.pot is
 one of Sphinx's or a theme's own strings that our pages do not use through
 the templates: Sphinx would still write its translation, unescaped, where it
 uses it (a heading link's title). Such an entry is refused, not reported as
-out of sync only. The build compiles neither (compiled_catalogs.py).
+out of sync only. The build compiles neither (compiled_catalogs.py). The
+glossary words a translation may add are those of the base a change is
+compared with (``make check BASE=``), never the change's own.
 """
 
 from translation.catalogs import english, messages, read
-from translation.words import glossary_words, interface_problems
+from translation.words import interface_verdict
 
 from .common import error
 
@@ -35,6 +37,6 @@ def check(message):
                     " its translation as it is): delete the entry; make update-po keeps only"
                     " the site's")  # fmt: skip
         return
-    allowed = glossary_words(message.msgid, message.project.glossary, message.lang)
-    for reason in interface_problems(message.msgid, message.msgstr, allowed):
+    for reason in interface_verdict(message.msgid, message.msgstr, message.project.allowed_glossary,
+                                    message.lang):  # fmt: skip
         yield error(f"refused: {reason}")

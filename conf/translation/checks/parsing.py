@@ -366,12 +366,35 @@ def _commonmark():
     return MarkdownIt("commonmark")
 
 
+# What GitHub-Flavoured Markdown, which Jupyter renders (marked), links in plain text and
+# CommonMark does not: www. and http(s):// addresses, and e-mail addresses (its
+# "autolinks (extension)"), less the punctuation that ends a sentence.
+_GFM_AUTOLINK = re.compile(r"(?<![\w.+-])(?:(?:https?://|www\.)[^\s<]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)", re.I)
+
+
+def gfm_autolinks(text):
+    """The URLs GFM's autolinks (extension) make of the plain *text* (``www.x`` as ``http://www.x``)."""
+    found = []
+    for match in _GFM_AUTOLINK.finditer(text):
+        url = match[0].rstrip("?!.,:*_~'\"")
+        while url.endswith(")") and url.count(")") > url.count("("):
+            url = url[:-1].rstrip("?!.,:*_~'\"")
+        if "://" not in url:
+            url = f"http://{url}" if url.lower().startswith("www.") else f"mailto:{url}"
+        found.append(url)
+    return found
+
+
 @functools.lru_cache(maxsize=8192)
 def notebook_markdown(text):
-    """The Markup of *text* as a Markdown cell of a notebook: links, images and HTML, as
-    CommonMark (what Jupyter renders; no MyST roles) reads them."""
-    found = Markup()
-    for token in _commonmark().parse(text):
+    """The Markup of *text* as a Markdown cell of a notebook: links (and the targets of link
+    definitions, and GFM's autolinks), images and HTML, as Jupyter's Markdown (CommonMark and
+    GFM's autolinks; no MyST roles) reads them."""
+    found, env = Markup(), {}
+    tokens = _commonmark().parse(text, env)
+    # A link definition links nothing on its own, but every [name] of its notebook cell.
+    found.links += [definition["href"] for definition in env.get("references", {}).values()]
+    for token in tokens:
         if token.type == "html_block":
             found.html += _HTML_TAG.findall(token.content)
         for child in token.children or []:
@@ -381,6 +404,8 @@ def notebook_markdown(text):
                 found.images.append(child.attrs["src"])
             elif child.type == "html_inline":
                 found.html += _HTML_TAG.findall(child.content)
+            elif child.type == "text":
+                found.links += gfm_autolinks(child.content)
     return found
 
 

@@ -22,7 +22,8 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from translation.catalogs import messages, read
+from languages import TRANSLATIONS
+from translation.catalogs import language_catalogs, messages, read
 
 from .interface import extracted
 from .parsing import builtin_roles, is_xref, parse, role_names
@@ -77,16 +78,20 @@ def definitions(text):
 class Project:
     """The project of a locale folder: its catalogs' syntax, roles and targets."""
 
-    def __init__(self, locale_dir, sources=None, pot_dir=None, default_syntax="rst", glossary=()):
+    def __init__(self, locale_dir, sources=None, pot_dir=None, default_syntax="rst", glossary=(),
+                 allowed_glossary=None):  # fmt: skip
         self.locale_dir = Path(locale_dir)
         self.glossary = glossary  # terminology's rows
+        # The rows whose words an interface string may add: the base's, with make check BASE=.
+        self.allowed_glossary = glossary if allowed_glossary is None else allowed_glossary
         self.sources = Path(sources) if sources else None
         self.pot_dir = Path(pot_dir) if pot_dir else None
         self.default_syntax = default_syntax
 
     def catalogs(self):
-        """Return every catalog of every language, sorted."""
-        return sorted(self.locale_dir.glob("*/LC_MESSAGES/**/*.po"))
+        """Return every catalog of every translation, sorted."""
+        return sorted(path for lang in TRANSLATIONS
+                      for path in language_catalogs(self.locale_dir, lang).values())  # fmt: skip
 
     def docname(self, po_path):
         """Return the document (or, compact, the folder) catalog *po_path* translates."""

@@ -15,13 +15,16 @@ elsewhere on the page, so a translation writing that link inline
 roles are defined on their page (``.. role:: raw-html(raw)``), which no
 message holds: one the English lacks is an error.
 
-Two more places a translation lands: any translation may hold no invisible
+Three more places a translation lands: any translation may hold no invisible
 or direction-changing character (translation/words.py: Trojan Source in a
-download), and a tutorial's prose also becomes its notebook's Markdown
+download), nor a character that no font of the PDF has (translation/glyphs.py:
+it would stop make pdf); and a tutorial's prose also becomes its notebook's Markdown
 cells, where ``[text](url)``, ``![](url)`` and HTML are live even though the
 page shows them as text: a tutorial's translation may add none of them
 (links are judged by the link rule, as on the page). Those cells are read as
-CommonMark, as Jupyter renders them (parsing.notebook_markdown), not as MyST.
+CommonMark, as Jupyter renders them (parsing.notebook_markdown), not as MyST;
+the build applies the same rule (:func:`notebook_additions`) to each cell of
+the notebook it writes.
 """
 
 import re
@@ -31,6 +34,7 @@ from docutils import nodes
 
 from .. import only_words
 from ..links import ERROR, judge
+from ..glyphs import glyphless, in_pdf
 from ..words import added_controls, controls
 from .common import error, warning
 from .parsing import notebook_markdown, parse, plain, sphinx_paragraph
@@ -51,23 +55,36 @@ def notebook_bound(message):
     return message.catalog is not None and "auto_examples" in message.catalog.parts
 
 
-def in_notebook(message):
-    """Yield the links, images and HTML the translation adds to a tutorial's notebook."""
-    english, translated = notebook_markdown(message.msgid), notebook_markdown(message.msgstr)
+def notebook_additions(english, translation):
+    """``[(why, at)]``: the links, images and HTML that Markdown *translation* adds to *english*.
+
+    The one rule for a tutorial's notebook: make check applies it to each
+    message, the build (localized_examples.py) to each Markdown cell of the
+    notebook it writes.
+    """
+    english, translated = notebook_markdown(english), notebook_markdown(translation)
+    found = []
     for url in sorted(set(translated.links) - set(english.links)):
         verdict = judge(url, english.links + english.images)
         if verdict and verdict[0] == ERROR:
-            yield error(f"adds, in the tutorial's notebook (Markdown), {verdict[1]}", at=url)
+            found.append((f"adds, in the tutorial's notebook (Markdown), {verdict[1]}", url))
     for url in sorted(set(translated.images) - set(english.images)):
-        yield error(f"adds, in the tutorial's notebook (Markdown), an image: {url}", at=url)
+        found.append((f"adds, in the tutorial's notebook (Markdown), an image: {url}", url))
     tags = Counter(translated.html) - Counter(english.html)
     if tags:
-        yield error("adds, in the tutorial's notebook (Markdown), HTML: " + " ".join(sorted(tags)),
-                    at=min(tags))  # fmt: skip
+        found.append(("adds, in the tutorial's notebook (Markdown), HTML: " + " ".join(sorted(tags)),
+                      min(tags)))  # fmt: skip
+    return found
+
+
+def in_notebook(message):
+    """Yield the links, images and HTML the translation adds to a tutorial's notebook."""
+    for why, at in notebook_additions(message.msgid, message.msgstr):
+        yield error(why, at=at)
 
 
 def check(message):
-    """Yield the markup, links, schemes, HTML and hidden characters the translation adds."""
+    """Yield the markup, links, schemes, HTML and hidden or glyph-less characters the translation adds."""
     msgid, msgstr, syntax = message.msgid, message.msgstr, message.syntax
     if msgid == msgstr:
         return
@@ -75,6 +92,9 @@ def check(message):
     if hidden:
         yield error("holds invisible or direction-changing characters: "
                     + ", ".join(controls("".join(hidden))), at=hidden[0])  # fmt: skip
+    missing = glyphless(msgid, msgstr)
+    if missing:
+        yield error(missing, at=next(c for c in msgstr if c not in msgid and not in_pdf(c)))
     if notebook_bound(message):
         yield from in_notebook(message)
     linked = set(urls(msgstr))

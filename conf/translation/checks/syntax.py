@@ -8,7 +8,11 @@ entries whose file marks them ``#, python-format`` are compared (Babel marks
 every msgid that looks like a format string: "2% of ..." in prose, which no
 one formats, and which Sphinx's catalogs do not mark), and a msgid and its
 msgstr must begin and end alike with a newline. Problems are reported at the
-line ``msgfmt`` would name (the ``msgstr`` line for a mismatch).
+line ``msgfmt`` would name (the ``msgstr`` line for a mismatch). Last, the
+catalog's .mo must be one that Python's gettext, Sphinx's reader, loads as
+written (translation/mo_files.py, which the build asks too): a
+``Plural-Forms`` or charset it refuses would make Sphinx leave the whole
+catalog out, silently.
 
 :func:`committed_compiled` reports a compiled ``.mo`` or ``.js`` committed
 beside the catalogs, which the build never uses.
@@ -20,8 +24,9 @@ from pathlib import Path
 from babel.messages.catalog import TranslationError
 from babel.messages.checkers import python_format
 
+from translation import mo_files
 from translation.catalogs import (
-    CatalogError, catalog_text, line_problems, messages, msgstr_line, parse,
+    CatalogError, catalog_language, catalog_text, line_problems, messages, msgstr_line, parse,
 )  # fmt: skip
 
 from .common import Problem, shown
@@ -46,6 +51,15 @@ def mismatches(catalog, lines):
                 python_format(catalog, message)
             except TranslationError as err:
                 yield line, f"python-format: {err}"
+
+
+def loading_problems(catalog, lines):
+    """Where Python's gettext would not load *catalog*'s .mo as the build writes it (no plural
+    entries: the build leaves them out, and the unused check names them)."""
+    for message in messages(catalog):
+        if message.pluralizable:
+            catalog.delete(message.id, context=message.context)
+    return mo_files.problems(catalog, lines)
 
 
 def written_flags(lines, message):
@@ -86,7 +100,8 @@ def check(po_path):
     problems = line_problems(text)
     if not problems:
         try:
-            problems = sorted(mismatches(parse(text), text.split("\n")))
+            catalog, lines = parse(text, catalog_language(po_path)), text.split("\n")
+            problems = sorted(mismatches(catalog, lines)) or loading_problems(catalog, lines)
         except CatalogError as err:  # what Babel refuses beyond the lines (a plural too many)
             problems = [(err.line, str(err))]
     for line, message in problems:

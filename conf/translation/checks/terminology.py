@@ -2,6 +2,7 @@
 
 import csv
 import functools
+import io
 import re
 
 from .common import error
@@ -10,9 +11,14 @@ from .parsing import parse
 
 @functools.cache
 def load_glossary(path):
-    """Return the glossary rows, longest English term first."""
+    """Return the glossary rows of the file *path*, longest English term first."""
     with open(path, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
+        return parse_glossary(f.read())
+
+
+def parse_glossary(text):
+    """Return the glossary rows of the CSV *text*, longest English term first."""
+    rows = [row for row in csv.DictReader(io.StringIO(text, newline="")) if row.get("en")]
     return tuple(sorted(rows, key=lambda row: -len(row["en"])))
 
 

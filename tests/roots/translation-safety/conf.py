@@ -7,8 +7,11 @@ import os
 
 from site_extensions.compiled_catalogs import compile_catalogs
 
-# As the site's conf.py does: no .mo on disk is trusted.
-compile_catalogs(os.path.join(os.path.dirname(__file__), "locale"))
+HERE = os.path.dirname(__file__)
+# As the site's conf.py does: Sphinx reads only the checked catalogs, compiled apart.
+catalog_sources = "locale"
+locale_dirs = [os.path.join(HERE, "_compiled")]
+compile_catalogs(os.path.join(HERE, "locale"), locale_dirs[0])
 extensions = [
     "site_extensions.compiled_catalogs",
     "myst_parser",
@@ -16,7 +19,6 @@ extensions = [
     "content_security_policy",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-locale_dirs = ["locale"]
 gettext_compact = False
 templates_path = ["_templates"]
 html_theme = "basic"
