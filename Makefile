@@ -43,46 +43,46 @@ $(VENV)/.installed: requirements.txt
 venv: $(VENV)/.installed ## Create .venv from requirements.txt (done by every target)
 
 html: $(VENV)/.installed ## Build LANGUAGES (default: all) into _build/html/<lang>/; OUTPUTS= recordings to use; VERBOSE=1 shows Sphinx's progress; BASE=rev: interface strings may add only rev's glossary words
-	$(PY) conf/site_build/build_site.py html $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
+	$(PY) conf/build/site.py html $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
 outputs: $(VENV)/.installed ## Execute the examples (SHARD=K/N for one shard) here; record their output into OUT, signed with KEY (unsigned without)
-	$(PY) conf/site_build/outputs.py record $(if $(KEY),--key "$(KEY)") --shard $(SHARD) --out $(OUT)
+	$(PY) conf/build/outputs.py record $(if $(KEY),--key "$(KEY)") --shard $(SHARD) --out $(OUT)
 
 pdf: html ## Build LANGUAGES' PDF into _build/pdf/<lang>/ (after html; runs no example)
-	$(PY) conf/site_build/build_offline.py pdf $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
+	$(PY) conf/build/offline.py pdf $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
 epub: html ## Build LANGUAGES' EPUB into _build/epub/<lang>/ (after html; runs no example)
-	$(PY) conf/site_build/build_offline.py epub $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
+	$(PY) conf/build/offline.py epub $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
 gettext: $(VENV)/.installed ## Extract the English messages into _build/gettext/**.pot (a removed page's template goes)
-	$(PY) conf/translation/update_catalogs.py extract _build/gettext
+	$(PY) conf/catalogs/update.py extract _build/gettext
 
 update-po: $(VENV)/.installed ## Merge new English into LANGUAGES' catalogs, locale/<lang>/LC_MESSAGES/**.po
-	@$(PY) conf/translation/update_catalogs.py update _build/gettext $(LANGUAGES)
+	@$(PY) conf/catalogs/update.py update _build/gettext $(LANGUAGES)
 
 prune-po: $(VENV)/.installed ## Delete obsolete (#~) entries and catalogs of removed pages
-	@$(PY) conf/translation/update_catalogs.py prune _build/gettext $(LANGUAGES)
+	@$(PY) conf/catalogs/update.py prune _build/gettext $(LANGUAGES)
 
 format-po: $(VENV)/.installed ## Rewrite LANGUAGES' catalogs in the one form update-po writes (wrapping, header)
-	$(PY) conf/translation/format_catalogs.py $(LANGUAGES)
+	$(PY) conf/catalogs/format_po.py $(LANGUAGES)
 
 stat: $(VENV)/.installed ## Count translated, fuzzy and untranslated entries per catalog
-	$(PY) conf/translation/catalog_report.py stat $(LANGUAGES)
+	$(PY) conf/catalogs/report.py stat $(LANGUAGES)
 
 review: $(VENV)/.installed ## List fuzzy and untranslated entries with old/new English
-	$(PY) conf/translation/catalog_report.py review $(LANGUAGES)
+	$(PY) conf/catalogs/report.py review $(LANGUAGES)
 
 review-diff: $(VENV)/.installed ## What the catalogs' entries did since BASE (default: merge base with main): _build/review/
-	$(PY) conf/translation/review_diff.py $(if $(BASE),--base=$(BASE)) $(LANGUAGES)
+	$(PY) conf/build/review_page.py $(if $(BASE),--base=$(BASE)) $(LANGUAGES)
 
 check: $(VENV)/.installed ## Check LANGUAGES' catalogs; STRICT=0 reports unfinished entries without failing; BASE=rev: only entries changed since rev
-	$(PY) conf/translation/run_checks.py --strict=$(STRICT) $(LANGUAGES)$(if $(BASE), --base=$(BASE))
+	$(PY) conf/gate/run_checks.py --strict=$(STRICT) $(LANGUAGES)$(if $(BASE), --base=$(BASE))
 
 seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC, marked fuzzy
-	$(PY) conf/translation/seed_zh_tw.py
+	$(PY) conf/catalogs/seed_zh_tw.py
 
 livehtml: $(VENV)/.installed ## Live preview of one language (default zh_CN) at http://127.0.0.1:PORT (default 8000)
-	$(PY) conf/site_build/live_preview.py $(LANGUAGES) --port $(PORT)
+	$(PY) conf/build/live_preview.py $(LANGUAGES) --port $(PORT)
 
 test: $(VENV)/.installed ## Lint and check the layout (ruff.toml), then run the whole test suite (builds the site once), WORKERS at once
 	$(PY) -m ruff check --quiet conf tests tools

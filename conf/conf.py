@@ -2,7 +2,7 @@
 
 Languages differ only by ``-D language=``; settings that depend on the
 language are filled in by a ``config-inited`` handler in
-``site_extensions/site_language.py``. The extensions are in ``site_extensions/``; the
+``extensions/site_language.py``. The extensions are in ``extensions/``; the
 languages are the rows of ``languages.py``.
 """
 
@@ -13,8 +13,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from languages import LANGUAGES  # noqa: E402  (needs the path above)
-from site_extensions.compiled_catalogs import compile_catalogs  # noqa: E402
-from site_extensions.gallery_reuse import skip_matplotlib_if_nothing_runs  # noqa: E402
+from extensions.compiled_catalogs import compile_catalogs  # noqa: E402
+from extensions.gallery_reuse import skip_matplotlib_if_nothing_runs  # noqa: E402
 from site_layout import COMPILED, EXAMPLES, GALLERY, GALLERY_NAME, LOCALE  # noqa: E402
 
 # -- Project -----------------------------------------------------------------
@@ -27,34 +27,34 @@ root_doc = "index"
 
 extensions = [
     "checkout_lock",  # first: wait for any other build of this checkout
-    "site_extensions.compiled_catalogs",  # refuses what compile_catalogs() below did not compile
+    "extensions.compiled_catalogs",  # refuses what compile_catalogs() below did not compile
     "myst_parser",
     "sphinx_design",
     "sphinx_copybutton",
     "sphinx_gallery.gen_gallery",
     "notfound.extension",
-    "site_extensions.site_language",
-    "site_extensions.language_switcher",
-    "site_extensions.gpu_tabs",
-    "site_extensions.collapsed_sections",  # the code a page runs but does not teach, folded
-    "site_extensions.example_guard",
-    "site_extensions.gallery_reuse",
-    "site_extensions.reproducible_files",
-    "site_extensions.recordings",  # recorded output (make html OUTPUTS=...): verified text only
-    "site_extensions.provenance",
-    "site_extensions.bilingual",
-    "site_extensions.translation_notice",
-    "site_extensions.preview_banner",  # the live preview's banner: only its sentences, offered to sphinx.pot
-    "site_extensions.gallery_cards",
-    "site_extensions.localized_examples",  # comments, docstrings, figures and downloads translated
-    "site_extensions.translation_safety",  # translations add words, never markup or script
+    "extensions.site_language",
+    "extensions.language_switcher",
+    "extensions.gpu_tabs",
+    "extensions.collapsed_sections",  # the code a page runs but does not teach, folded
+    "extensions.example_guard",
+    "extensions.gallery_reuse",
+    "extensions.reproducible_files",
+    "extensions.recordings",  # recorded output (make html OUTPUTS=...): verified text only
+    "extensions.provenance",
+    "extensions.bilingual",
+    "extensions.translation_notice",
+    "extensions.preview_banner",  # the live preview's banner: only its sentences, offered to sphinx.pot
+    "extensions.gallery_cards",
+    "extensions.localized_examples",  # comments, docstrings, figures and downloads translated
+    "extensions.translation_safety",  # translations add words, never markup or script
     "content_security_policy",
-    "site_extensions.chinese_search",
-    "site_extensions.translation_status",
-    "site_extensions.navigation_refresh",
-    "site_extensions.theme_strings",
-    "site_extensions.markup_fixes",
-    "site_extensions.offline_copies",
+    "extensions.chinese_search",
+    "extensions.translation_status",
+    "extensions.navigation_refresh",
+    "extensions.theme_strings",
+    "extensions.markup_fixes",
+    "extensions.offline_copies",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -118,7 +118,7 @@ html_theme_options = {
 # -- Offline copies: PDF (LaTeX) and EPUB --------------------------------------
 
 # File names, fonts and the table of contents' title depend on the language:
-# site_extensions/offline_copies.py fills them in.
+# extensions/offline_copies.py fills them in.
 offline_basename = "data-parallelism-in-pytorch"
 latex_engine = "xelatex"
 latex_use_xindy = False  # the site has no index; makeindex ships with TeX Live
@@ -170,16 +170,16 @@ sphinx_gallery_conf = {
     "filename_pattern": r"/plot_",
     "within_subsection_order": "FileNameSortKey",
     # Matplotlib's scraper, keeping each figure to draw again in each language.
-    "image_scrapers": ("site_extensions.localized_examples.scrape",),
+    "image_scrapers": ("extensions.localized_examples.scrape",),
     "reset_modules": (
         "matplotlib",
-        "site_extensions.localized_examples.readable_figures",
-        "site_extensions.example_guard.arm_timeout",
-        "site_extensions.provenance.record",
+        "extensions.localized_examples.readable_figures",
+        "extensions.example_guard.arm_timeout",
+        "extensions.provenance.record",
     ),  # fmt: skip
     "reset_modules_order": "both",
     # Each example runs as ``python example.py`` would: __file__ set, no __spec__.
-    "reset_argv": "site_extensions.example_guard.run_as_script",
+    "reset_argv": "extensions.example_guard.run_as_script",
     # Run times change on every build; they must never become msgids.
     "min_reported_time": float("inf"),
     "write_computation_times": False,

@@ -244,8 +244,8 @@ def loaded_as_script(path):
 
 
 def copy_project(dest, with_gallery=True):
-    """site_build.project_copy.copy_project, while no other worker builds the site."""
-    from site_build.project_copy import copy_project as copy
+    """build.project_copy.copy_project, while no other worker builds the site."""
+    from build.project_copy import copy_project as copy
 
     with one_worker_at_a_time(sources=False):
         return copy(dest, with_gallery)
@@ -264,7 +264,7 @@ def printed_lines(site, name, lang="en"):
 def site():
     """Build all three languages once (incrementally) and return _build/html."""
     with one_worker_at_a_time():
-        result = subprocess.run([sys.executable, "conf/site_build/build_site.py", "html"],
+        result = subprocess.run([sys.executable, "conf/build/site.py", "html"],
                                 cwd=ROOT, capture_output=True, text=True)  # fmt: skip
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     return ROOT / "_build" / "html"
@@ -321,7 +321,7 @@ def mini_built(tmp_path_factory):
         if not done.exists():
             shutil.rmtree(project.parent, ignore_errors=True)
             mini_copy(project)
-            result = subprocess.run([sys.executable, "conf/site_build/build_site.py", "html"],
+            result = subprocess.run([sys.executable, "conf/build/site.py", "html"],
                                     cwd=project, capture_output=True, text=True, env=outside_env())  # fmt: skip
             assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
             done.touch()
@@ -337,7 +337,7 @@ def mini_site(mini_built, tmp_path):
 def translate(path, translations):
     """Give the catalog at *path* the *translations* (msgid: msgstr) of the entries it has,
     as a translator would; return those of *translations* it has no entry for."""
-    from translation.catalogs import messages, read, write
+    from catalogs.po import messages, read, write
 
     catalog, left = read(path), dict(translations)
     for message in messages(catalog):
@@ -527,7 +527,7 @@ def readthedocs_commands(pull_request=False):
 def build_offline(*args, cwd=ROOT):
     """Run build_offline.py; return the completed process."""
     return subprocess.run(
-        [sys.executable, "conf/site_build/build_offline.py", *args],
+        [sys.executable, "conf/build/offline.py", *args],
         cwd=cwd, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
 

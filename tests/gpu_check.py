@@ -244,7 +244,7 @@ def missing_lines(output, expected):
 
 def build_site(scratch):
     """The three languages, as ``make html`` builds them, for the tests that read the site."""
-    code, seconds, output = run([sys.executable, "conf/site_build/build_site.py", "html"], ROOT,
+    code, seconds, output = run([sys.executable, "conf/build/site.py", "html"], ROOT,
                                 limit=SITE_LIMIT)  # fmt: skip
     lines = [line for line in output.splitlines() if line.startswith("--- ")]
     return code, seconds, output, lines[-1] if lines else ""
@@ -300,12 +300,12 @@ def execute_notebook(path, folder):
 def build_outputs(scratch):
     """``make outputs`` with a throwaway key; verify the recording; list its headers."""
     key = scratch / "throwaway.pem"
-    made = subprocess.run([sys.executable, "conf/site_build/outputs.py", "keygen", str(key)],
+    made = subprocess.run([sys.executable, "conf/build/outputs.py", "keygen", str(key)],
                           cwd=ROOT, capture_output=True, text=True)  # fmt: skip
     if made.returncode:
         return made.returncode, 0.0, made.stdout + made.stderr, "keygen failed"
     out = scratch / "outputs.json"
-    code, seconds, output = run([sys.executable, "conf/site_build/outputs.py", "record", "--key",
+    code, seconds, output = run([sys.executable, "conf/build/outputs.py", "record", "--key",
                                  str(key), "--out", str(out)], ROOT, limit=1200)  # fmt: skip
     if code != 0:
         return code, seconds, output, "an example failed as the build runs it"
@@ -314,7 +314,7 @@ def build_outputs(scratch):
 
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-    from site_extensions.recordings import verified
+    from extensions.recordings import verified
 
     public = base64.b64decode(made.stdout.split()[0])
     recording = verified(out, [Ed25519PublicKey.from_public_bytes(public)])

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from languages import LANGUAGES, TRANSLATIONS
-from translation.catalogs import read  # conf/ is on sys.path
+from catalogs.po import read  # conf/ is on sys.path
 
 pytestmark = pytest.mark.browser  # skipped, and said at the start, without Chromium
 

@@ -1,4 +1,4 @@
-"""conf/site_extensions/bilingual.py on a one-page fixture project (tests/roots/bilingual)."""
+"""conf/extensions/bilingual.py on a one-page fixture project (tests/roots/bilingual)."""
 
 import shutil
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 from conftest import sphinx_build
-from translation.catalogs import messages, read  # conf/ is on sys.path
+from catalogs.po import messages, read  # conf/ is on sys.path
 
 TESTS = Path(__file__).resolve().parent
 ROOT_PROJECT = TESTS / "roots" / "bilingual"

@@ -61,7 +61,7 @@ def test_root_sends_each_browser_to_its_language(open_page, base_url, locale, la
         ("zh_CN", "批次", TUTORIAL),  # glossary: batch
         ("zh_TW", "批次", TUTORIAL),
         ("en", "DataParallel", TUTORIAL),
-        # Glossary terms are single search words (conf/site_extensions/chinese_search.py).
+        # Glossary terms are single search words (conf/extensions/chinese_search.py).
         ("zh_CN", "数据并行", "index.html"),
         ("zh_TW", "資料平行", "index.html"),
     ],
@@ -237,7 +237,7 @@ def axis_text_px(src):
     """The size in px, at the figure's own size, of the smallest tick label of figure *src*."""
     import pickle
 
-    from site_extensions.localized_examples import PICKLE
+    from extensions.localized_examples import PICKLE
 
     name = Path(src).name  # the English figure: the translations redraw it, same sizes
     with open(ROOT / "docs/auto_examples/images" / (name + PICKLE), "rb") as kept:

@@ -18,7 +18,7 @@ import time
 import pytest
 from bs4 import BeautifulSoup
 from conftest import FIGURE_EXAMPLE, ROOT, mini_copy, outside_env
-from translation.catalogs import read, write
+from catalogs.po import read, write
 
 BROKEN = '"""\nBroken\n======\n"""\n\nraise RuntimeError("deliberately broken example")\n'
 HANGS = '"""\nHangs\n=====\n"""\n\nimport time\n\ntime.sleep(600)\n'
@@ -42,7 +42,7 @@ def digest(folder):
 def build(project, *langs, timeout=300, **env):
     """Run the site build in *project*; return the completed process."""
     return subprocess.run(
-        [sys.executable, "conf/site_build/build_site.py", "html", *langs], cwd=project,
+        [sys.executable, "conf/build/site.py", "html", *langs], cwd=project,
         capture_output=True, text=True, timeout=timeout, env={**os.environ, **env},
     )  # fmt: skip
 
@@ -175,7 +175,7 @@ def test_interrupted_build_keeps_the_site_and_recovers(project):
     marker = project / "mid-write"
 
     process = subprocess.Popen(
-        [sys.executable, "conf/site_build/build_site.py", "html", "en"], cwd=project,
+        [sys.executable, "conf/build/site.py", "html", "en"], cwd=project,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     try:
@@ -280,7 +280,7 @@ def test_incremental_build_renames_a_page_everywhere(project):
 
 def test_nothing_to_run_follows_sphinx_gallerys_checksums(site, tmp_path):
     """matplotlib is skipped only when Sphinx-Gallery would run no example."""
-    from site_extensions.gallery_reuse import stale_examples
+    from extensions.gallery_reuse import stale_examples
 
     root = site.parent.parent
     examples, gallery = root / "examples", root / "docs" / "auto_examples"
@@ -295,7 +295,7 @@ def test_nothing_to_run_follows_sphinx_gallerys_checksums(site, tmp_path):
 
 
 def test_changed_example_is_not_reused(tmp_path):
-    from site_extensions.gallery_reuse import stale_examples
+    from extensions.gallery_reuse import stale_examples
     from sphinx_gallery.utils import get_md5sum
 
     examples, gallery = tmp_path / "examples", tmp_path / "gallery"
@@ -408,7 +408,7 @@ def start_paused_build(project, *langs):
     conf.write_text(conf.read_text("utf-8") + '\nextensions.append("pause_until_resumed")\n')
     env = {**outside_env(), "DP_COMMAND": "the first build"}
     process = subprocess.Popen(
-        [sys.executable, "conf/site_build/build_site.py", "html", *langs], cwd=project, env=env,
+        [sys.executable, "conf/build/site.py", "html", *langs], cwd=project, env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     marker = project / "mid-write"

@@ -83,7 +83,7 @@ def test_committed_catalogs_cover_every_page(project_copy):
 @pytest.mark.gettext
 def test_new_catalog_header_is_not_fuzzy(project_copy):
     """The .pot header is fuzzy; a new catalog must not inherit that."""
-    from translation.update_catalogs import merge
+    from catalogs.update import merge
 
     make(project_copy, "gettext")
     pot = project_copy / "_build" / "gettext" / "index.pot"

@@ -1,4 +1,4 @@
-"""The one catalog reader and writer (translation/catalogs.py): Babel's form, strict, with
+"""The one catalog reader and writer (catalogs/po.py): Babel's form, strict, with
 the old English; make format-po and its check."""
 
 import random
@@ -9,14 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from translation.catalogs import (  # conf/ is on sys.path
+from catalogs.po import (  # conf/ is on sys.path
     Catalog, catalog_language, messages, parse, read, text, write,
 )  # fmt: skip
-from translation.checks import canonical
+from gate.checks import canonical
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGS = sorted((ROOT / "locale").rglob("*.po"))
-FORMAT = [sys.executable, str(ROOT / "conf" / "translation" / "format_catalogs.py")]
+FORMAT = [sys.executable, str(ROOT / "conf" / "catalogs" / "format_po.py")]
 
 
 def msgfmt_accepts(path, check=True):
@@ -172,7 +172,7 @@ def test_the_canonical_form_of_a_canonical_catalog_is_itself():
 
 
 def test_a_process_parses_a_catalog_once_and_each_reader_changes_its_own_copy(tmp_path):
-    from translation.catalogs import _parsed
+    from catalogs.po import _parsed
 
     po = tmp_path / "zh_TW" / "LC_MESSAGES" / "page.po"
     po.parent.mkdir(parents=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, loaded_as_script, printed_lines
-from site_extensions import example_guard
+from extensions import example_guard
 
 torch = pytest.importorskip("torch")
 dist = pytest.importorskip("torch.distributed")

@@ -21,14 +21,14 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import FIGURE_EXAMPLE, ROOT, outside_env
-from site_build.outputs import OutputsError, fetch
-from site_extensions.compiled_catalogs import compile_catalogs
-from site_extensions.localized_examples import as_drawn
-from site_extensions.recordings import RecordingRefused, choose, sign, trusted_keys, verified
-from translation.catalogs import CatalogError, Catalog, catalog_text, line_problems, read, write
-from translation.links import judge, target
-from translation.run_checks import run_checks
-from translation.words import controls, interface_problems
+from build.outputs import OutputsError, fetch
+from extensions.compiled_catalogs import compile_catalogs
+from extensions.localized_examples import as_drawn
+from extensions.recordings import RecordingRefused, choose, sign, trusted_keys, verified
+from catalogs.po import CatalogError, Catalog, catalog_text, line_problems, read, write
+from gate.links import judge, target
+from gate.run_checks import run_checks
+from gate.words import controls, interface_problems
 
 FIXTURES = Path(__file__).parent / "fixtures" / "recordings"
 KEY = FIXTURES / "test-only-key.pem"
@@ -174,7 +174,7 @@ def test_a_translations_directive_reads_no_file_in_the_checks(tmp_path, directiv
 
 
 def test_the_length_limit_says_which_limit_a_translation_passed():
-    from translation.words import too_long
+    from gate.words import too_long
 
     english = "word " * 1600  # a paragraph of 8000 characters
     assert too_long(english, "中" * 6000) is None
@@ -307,7 +307,7 @@ def test_a_hostile_recording_file_gets_its_one_line(tmp_path):
 def test_a_recording_with_hidden_characters_in_its_output_is_refused(tmp_path):
     from sphinx_gallery.py_source_parser import split_code_and_text_blocks  # noqa: F401
 
-    from site_extensions.recordings import code_digest
+    from extensions.recordings import code_digest
 
     example = ROOT / "examples" / "plot_02_dataparallel_in_depth.py"
     recording = {"format": 3, "examples": {example.name: {
@@ -405,10 +405,10 @@ ENTRIES = {
                                "它印出的那一行。``print`` 把它寫到標準輸出，結尾加上換行。"
                                "[下載 GPU 版 PyTorch](//evil.example/torch.whl) "
                                "![](//evil.example/pixel.png)", "[safety] adds, in the tutorial's notebook"),
-    # The build's judge of what a translation adds (translation/only_words.py), in make check too.
+    # The build's judge of what a translation adds (gate/only_words.py), in make check too.
     "a line break in a paragraph": ("index.po", "This site has one page and one tutorial, so that the "
-                                    "tests of the build machinery (conf/site_build/) run it in seconds.",
-                                    "本站只有一頁和一篇教學，\n讓建置機制（conf/site_build/）的測試幾秒內就能跑完。",
+                                    "tests of the build machinery (conf/build/) run it in seconds.",
+                                    "本站只有一頁和一篇教學，\n讓建置機制（conf/build/）的測試幾秒內就能跑完。",
                                     "[safety] the build refuses it: it spans lines"),
     "math in a reST title": ("auto_examples/plot_01_tiny.po", "A tiny tutorial",
                              "一篇小教學 :math:`e^{i\\pi}`", "[safety] adds math"),

@@ -108,7 +108,7 @@ def test_stat_and_the_status_page_show_the_new_language(four_languages):
 def test_read_the_docs_builds_the_new_language(four_languages, tmp_path):
     env = outside_env(READTHEDOCS="True", READTHEDOCS_LANGUAGE="ja", READTHEDOCS_VERSION="latest",
                       READTHEDOCS_OUTPUT=str(tmp_path / "out"))  # fmt: skip
-    result = subprocess.run([sys.executable, "conf/site_build/build_site.py", "readthedocs"],
+    result = subprocess.run([sys.executable, "conf/build/site.py", "readthedocs"],
                             cwd=four_languages, env=env, capture_output=True, text=True)  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     page = BeautifulSoup((tmp_path / "out/html/index.html").read_text("utf-8"), "html.parser")

@@ -1,4 +1,4 @@
-"""Where a link in a translation leads, as a browser reads it (conf/translation/links.py).
+"""Where a link in a translation leads, as a browser reads it (conf/gate/links.py).
 
 The one rule of the build and of make check: a host the English does not
 link is an error, however the link spells it; another page of a linked host,
@@ -7,7 +7,7 @@ or that host's page in another language, is allowed (make check warns).
 
 import pytest
 
-from translation.links import ERROR, WARNING, judge, target
+from gate.links import ERROR, WARNING, judge, target
 
 # href -> (scheme, host) as a browser on an https page reads it
 SPELLINGS = {

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import mini_copy, outside_env
-from translation.catalogs import is_translated, messages, read, write  # conf/ is on sys.path
+from catalogs.po import is_translated, messages, read, write  # conf/ is on sys.path
 
 ROOT = Path(__file__).resolve().parent.parent
 TUTORIAL = "auto_examples/plot_01_tiny"  # of the mini site (tests/roots/mini-site)
@@ -281,7 +281,7 @@ def test_a_refused_translation_is_never_served(preview):
         for message in messages(catalog):
             if message.id == entry.id:
                 message.string = entry.string + planted
-        from translation.catalogs import text as catalog_text
+        from catalogs.po import text as catalog_text
 
         return catalog_text(catalog, "zh_TW")
 

@@ -23,15 +23,15 @@ from babel.messages.pofile import read_po
 from conftest import ROOT, outside_env, sphinx_build, translate
 from languages import SOURCE, TRANSLATIONS
 from site_layout import GLOSSARY
-from site_extensions.compiled_catalogs import compile_catalogs, english_reads_none
-from site_extensions.localized_examples import notebook_refusals
-from translation import mo_files
-from translation.catalogs import header_line, misplaced, printable, read, write
-from translation.checks import syntax
-from translation.glyphs import glyphless, in_pdf
-from translation.run_checks import main as make_check
-from translation.run_checks import run_checks
-from translation.words import glossary_words, interface_problems, words
+from extensions.compiled_catalogs import compile_catalogs, english_reads_none
+from extensions.localized_examples import notebook_refusals
+from catalogs import mo_files
+from catalogs.po import header_line, misplaced, printable, read, write
+from gate.checks import syntax
+from gate.glyphs import glyphless, in_pdf
+from gate.run_checks import main as make_check
+from gate.run_checks import run_checks
+from gate.words import glossary_words, interface_problems, words
 
 FIXTURE = ROOT / "tests" / "roots" / "translation-safety"
 MINI_LOCALE = ROOT / "tests" / "roots" / "mini-site" / "locale"
@@ -336,7 +336,7 @@ def widened(mini_site):
     msgid = next(m.id for m in read(po) if m.id.startswith("Processes on the CPU, run while"))
     translate(po, {msgid: read(po)[msgid].string + "（8 × NVIDIA H100 80GB SXM, PyTorch 2.14.0）"})
     lines = po.read_text("utf-8").split("\n")
-    from translation.catalogs import msgstr_line
+    from catalogs.po import msgstr_line
 
     return project, f"locale/zh_TW/LC_MESSAGES/sphinx.po:{msgstr_line(lines, read(po)[msgid])}"
 

@@ -31,12 +31,12 @@ from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from conftest import FIGURE_EXAMPLE, outside_env
 from languages import TRANSLATIONS
-from site_extensions.localized_examples import (
+from extensions.localized_examples import (
     PICKLE, TEXTS, _is_current, _made, draw, figure_family, figure_texts, load_figure, notebook_code,
 )  # fmt: skip
-from translation.tutorial_text import code_tokens, localized_code, texts
+from catalogs.tutorial_text import code_tokens, localized_code, texts
 from babel.messages.catalog import Message
-from translation.catalogs import is_translated, messages, msgstr_line, read, write
+from catalogs.po import is_translated, messages, msgstr_line, read, write
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(path.stem for path in (ROOT / "examples").glob("plot_*.py"))
@@ -172,7 +172,7 @@ def breaks_between_chinese(script):
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_a_chinese_download_is_wrapped_as_the_english_without_splitting_a_word(
         site, lang, example):  # fmt: skip
-    from translation.tutorial_text import _CJK, _chinese_words, _width
+    from catalogs.tutorial_text import _CJK, _chinese_words, _width
 
     script = download(site, lang, example, ".py").read_text("utf-8")
     english = set((ROOT / "examples" / f"{example}.py").read_text("utf-8").splitlines())
@@ -218,7 +218,7 @@ def test_a_docstrings_summary_line_stays_apart_in_every_language(site, lang):
 
 
 def test_wrapping_keeps_markup_glossary_terms_and_punctuation_whole():
-    from translation.tutorial_text import _wrap
+    from catalogs.tutorial_text import _wrap
 
     text = (
         "每个进程都加入同一个进程组，然后把 ``torch.distributed.init_process_group(backend)``"
@@ -233,7 +233,7 @@ def test_wrapping_keeps_markup_glossary_terms_and_punctuation_whole():
             assert line.count("``") % 2 == 0 and line.count("`") % 2 == 0
             assert not (line.endswith("进程") and following.startswith("组"))
     # Traditional text is cut as its Simplified form would be: 後端 stays one word.
-    from translation.tutorial_text import _chinese_words
+    from catalogs.tutorial_text import _chinese_words
 
     assert _chinese_words("然後使用後端") == ["然後", "使用", "後端"]
     assert _chinese_words("行程群組") == ["行程群組"]  # a glossary term
@@ -309,7 +309,7 @@ def refusing_project(mini_site):
 
 def test_the_build_refuses_a_translation_that_changes_the_code(refusing_project):
     project, locations = refusing_project
-    result = subprocess.run([sys.executable, "conf/site_build/build_site.py", "html", "zh_TW"],
+    result = subprocess.run([sys.executable, "conf/build/site.py", "html", "zh_TW"],
                             cwd=project, capture_output=True, text=True, env=outside_env())  # fmt: skip
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
@@ -458,13 +458,13 @@ def test_a_thumbnail_follows_its_figure_when_the_example_runs_again(mini_site):
         return {path: path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
 
     example.write_text(FIGURE_EXAMPLE.format(height=1), "utf-8")
-    build("conf/site_build/build_site.py", "html", "zh_CN")
+    build("conf/build/site.py", "html", "zh_CN")
     first = thumb.read_bytes()
     example.write_text(FIGURE_EXAMPLE.format(height=-1), "utf-8")  # the line goes down instead
-    build("conf/site_build/build_site.py", "html", "zh_CN")
+    build("conf/build/site.py", "html", "zh_CN")
     assert pixels(thumb) != pixels(io.BytesIO(first)), "the thumbnail shows the figure before"
     after_html = gallery()
-    build("conf/site_build/build_offline.py", "epub", "zh_CN")
+    build("conf/build/offline.py", "epub", "zh_CN")
     assert gallery() == after_html, "the EPUB build drew a thumbnail the HTML build did not"
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 from conftest import one_worker_at_a_time, outside_env, translate
-from translation.catalogs import is_translated, messages, read  # conf/ is on sys.path
+from catalogs.po import is_translated, messages, read  # conf/ is on sys.path
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,9 +43,9 @@ def test_stat_status_page_and_notice_count_alike_against_the_current_english(min
     index = project / "docs" / "index.md"
     text = index.read_text("utf-8")
     # An English edit without make update-po: a translated paragraph changes.
-    edited = "so that the tests of the build\nmachinery (conf/site_build/) run it in seconds."
+    edited = "so that the tests of the build\nmachinery (conf/build/) run it in seconds."
     assert edited in text
-    text = text.replace(edited, "so that the tests of the build\nmachinery (conf/site_build/)"
+    text = text.replace(edited, "so that the tests of the build\nmachinery (conf/build/)"
                         " run it in a few seconds.")  # fmt: skip
     # A page added before make update-po, with the status table on it.
     text = text.replace("auto_examples/index\n```", "auto_examples/index\nstatus\n```")
@@ -53,7 +53,7 @@ def test_stat_status_page_and_notice_count_alike_against_the_current_english(min
     (project / "docs" / "status.md").write_text(
         "# Status\n\nHow far each page is translated.\n\n```{translation-status}\n```\n", "utf-8"
     )
-    run(project, sys.executable, "conf/site_build/build_site.py", "html", "zh_TW")
+    run(project, sys.executable, "conf/build/site.py", "html", "zh_TW")
     rows = stat_rows(project, "zh_TW")
     assert rows["index"][1] == 1, rows  # the edited paragraph: outdated
     assert rows["status"][:2] == (0, 0) and rows["status"][2] >= 2, rows  # listed, untranslated

@@ -19,7 +19,7 @@ from conftest import build_offline
 from fontTools.ttLib import TTCollection
 from languages import LANGUAGES
 from pypdf import PdfReader
-from translation.catalogs import read  # conf/ is on sys.path
+from catalogs.po import read  # conf/ is on sys.path
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "_build" / "screenshots"

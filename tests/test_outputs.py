@@ -1,4 +1,4 @@
-"""Recorded example output is data (conf/site_extensions/recordings.py, conf/site_build/outputs.py).
+"""Recorded example output is data (conf/extensions/recordings.py, conf/build/outputs.py).
 
 ``make outputs`` records the real examples (one of them, checked cell by cell
 against what the site's build printed) and, in a copy of the mini site that
@@ -27,9 +27,9 @@ from docutils import nodes
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from site_build.outputs import NotPublished, OutputsError, fetch, published, shard_of
+from build.outputs import NotPublished, OutputsError, fetch, published, shard_of
 from conftest import ROOT, mini_copy, one_worker_at_a_time, outside_env
-from site_extensions.recordings import (MAX_FILE, RECORDED_SOURCES, choose, code_digest, committed,
+from extensions.recordings import (MAX_FILE, RECORDED_SOURCES, choose, code_digest, committed,
                                        sign, trusted_keys, verified)  # fmt: skip
 
 FIXTURES = Path(__file__).parent / "fixtures" / "recordings"
@@ -41,7 +41,7 @@ TUTORIAL = "auto_examples/plot_02_results.html"
 GPU = "NVIDIA A100-SXM4-80GB"
 EXAMPLES = 2  # the mini site's tutorial and RESULTS
 # A tutorial for the mini site whose result blocks start with the examples' headers
-# (conf/site_extensions/provenance.py, HEADERS), each under a provenance note.
+# (conf/extensions/provenance.py, HEADERS), each under a provenance note.
 RESULTS_EXAMPLE = '''"""
 Results
 =======
@@ -295,7 +295,7 @@ def test_a_format_2_recording_holds_while_the_file_it_recorded_has_todays_code(
     checksum) and has the same code cells as today's; nothing else vouches for it."""
     from sphinx_gallery.utils import get_md5sum
 
-    from site_extensions import recordings
+    from extensions import recordings
 
     _, project, path = recorder
     keys = trusted_keys(project / "conf" / "recording-keys.txt")
@@ -407,7 +407,7 @@ RECORD = {"gpus": ["NVIDIA H200"], "torch": "2.11.0+cu130", "cuda": "13.0", "dri
 def test_no_translation_changes_the_facts_a_provenance_line_shows(monkeypatch, translation, header):
     """Full-width digits, dropped placeholders, a reworded claim: whatever sphinx.po says, the
     values the line shows are the execution record's, composed outside every translation."""
-    from site_extensions import provenance
+    from extensions import provenance
 
     monkeypatch.setattr(provenance, "_", lambda english: translation)
     line = provenance.note(header, RECORD, recorded=True)
@@ -539,7 +539,7 @@ def test_read_the_docs_uses_the_published_recording_of_its_commit(recorder, tmp_
            "READTHEDOCS_OUTPUT": str(tmp_path / "out"), "READTHEDOCS_GIT_COMMIT_HASH": "abc1234",
            "DP_OUTPUTS_URL": f"{base}outputs-{{commit}}.json {base}outputs-latest.json",
            "SOURCE_DATE_EPOCH": EPOCH}  # fmt: skip
-    result = subprocess.run([sys.executable, "conf/site_build/build_site.py", "readthedocs"],
+    result = subprocess.run([sys.executable, "conf/build/site.py", "readthedocs"],
                             cwd=project, env=outside_env(**env), capture_output=True, text=True)  # fmt: skip
     log = ok(result)
     assert log.count(f"recorded output used ({url}; commit") == EXAMPLES
@@ -551,11 +551,11 @@ def test_read_the_docs_uses_the_published_recording_of_its_commit(recorder, tmp_
 
 def test_a_signing_key_is_made_once_and_never_overwritten(tmp_path):
     private = tmp_path / "key.pem"
-    made = subprocess.run([sys.executable, "conf/site_build/outputs.py", "keygen", str(private)],
+    made = subprocess.run([sys.executable, "conf/build/outputs.py", "keygen", str(private)],
                           capture_output=True, text=True, cwd=Path(__file__).parents[1])  # fmt: skip
     assert made.returncode == 0 and oct(private.stat().st_mode & 0o777) == "0o600"
     public = made.stdout.split()[0]
     assert len(base64.b64decode(public)) == 32
-    again = subprocess.run([sys.executable, "conf/site_build/outputs.py", "keygen", str(private)],
+    again = subprocess.run([sys.executable, "conf/build/outputs.py", "keygen", str(private)],
                            capture_output=True, text=True, cwd=Path(__file__).parents[1])  # fmt: skip
     assert again.returncode == 2 and "exists; not overwritten" in again.stderr

@@ -24,13 +24,15 @@ from babel.messages.pofile import write_po
 
 from conftest import copy_project, sphinx_build
 from languages import LANGUAGES
-from translation import catalog_report, run_checks as gate, seed_zh_tw
-from translation.checks import markup, references, script_mix, terminology, unused
-from translation.checks.common import Message
-from translation.checks import parsing
-from translation.checks.parsing import builtin_roles, parse, python_code
-from translation.checks.project import Project
-from translation.catalogs import Catalog, is_translated, messages, read, write
+from catalogs import report as catalog_report
+from gate import run_checks as gate
+from catalogs import seed_zh_tw
+from gate.checks import markup, references, script_mix, terminology, unused
+from gate.checks.common import Message
+from gate.checks import parsing
+from gate.checks.parsing import builtin_roles, parse, python_code
+from gate.checks.project import Project
+from catalogs.po import Catalog, is_translated, messages, read, write
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "po"
@@ -246,7 +248,7 @@ def test_the_checks_sphinx_changes_no_other_parse_and_no_other_log():
 def test_the_checks_sphinx_leaves_no_folder_behind(tmp_path):
     """Not even from a process that leaves by os._exit, as the live preview's forked builds do."""
     probe = (
-        "import os, sys; sys.path[:0] = sys.argv[1:]; from translation.checks import parsing; "
+        "import os, sys; sys.path[:0] = sys.argv[1:]; from gate.checks import parsing; "
         "assert parsing.sphinx_paragraph('见 :ref:`x`。', 'rst') is not None; os._exit(0)"
     )
     result = subprocess.run([sys.executable, "-c", probe, str(ROOT / "conf")], capture_output=True,
@@ -524,7 +526,7 @@ def test_fixtures_give_the_same_findings_without_location_comments(tmp_path, cap
 
 def gate_in(repo, pots):
     """Run the whole gate (make check) in the copy *repo*; return (exit code, findings by entry)."""
-    result = subprocess.run([sys.executable, "conf/translation/run_checks.py", "--pot-dir", pots],
+    result = subprocess.run([sys.executable, "conf/gate/run_checks.py", "--pot-dir", pots],
                             cwd=repo, capture_output=True, text=True)  # fmt: skip
     assert "all checks passed" in result.stderr or "error(s)" in result.stderr, result.stderr
     problems = [PROBLEM.match(line) for line in result.stdout.splitlines()]
@@ -703,7 +705,7 @@ def test_status_page_counts_catalogs_and_rebuilds_when_one_changes(tmp_path):
     shutil.copytree(FIXTURES / "good", src / "locale")
     (src / "conf.py").write_text(
         f"import sys\nsys.path.insert(0, {str(ROOT / 'conf')!r})\n"
-        "extensions = ['myst_parser', 'site_extensions.translation_status']\nlocale_dirs = ['locale']\n"
+        "extensions = ['myst_parser', 'extensions.translation_status']\nlocale_dirs = ['locale']\n"
     )
     (src / "index.md").write_text("# Status\n\n```{translation-status}\n```\n")
 
@@ -795,7 +797,7 @@ def test_changed_english_turns_exactly_its_entries_fuzzy(tmp_path, capsys):
     lines[last] += ADDED
     index_md.write_text("\n".join(lines) + "\n", "utf-8")
     # The gate notices, running the gettext builder on the copy:
-    sync = subprocess.run([sys.executable, repo / "conf" / "translation" / "run_checks.py", "--check",
+    sync = subprocess.run([sys.executable, repo / "conf" / "gate" / "run_checks.py", "--check",
                            "out-of-sync", "zh_CN", "zh_TW"],
                           cwd=repo, capture_output=True, text=True)  # fmt: skip
     assert sync.returncode == 1
@@ -818,7 +820,7 @@ def test_changed_english_turns_exactly_its_entries_fuzzy(tmp_path, capsys):
         assert new == old
 
     # Running it again changes nothing, and the gate is satisfied.
-    update = [sys.executable, "conf/translation/update_catalogs.py", "update", "_build/gettext"]
+    update = [sys.executable, "conf/catalogs/update.py", "update", "_build/gettext"]
     subprocess.run(update, cwd=repo, check=True, capture_output=True)
     assert snapshot(repo) == after
     code, problems = run_checks(capsys, "--check", "out-of-sync", "--locale-dir",
@@ -839,7 +841,7 @@ def test_the_build_refuses_a_translation_for_its_errors_not_its_warnings(tmp_pat
 
     def refused():
         """The translations make html would not publish, as build_site.py decides."""
-        code = ("from site_build.build_site import CONTENT_CHECKS, refused; "
+        code = ("from build.site import CONTENT_CHECKS, refused; "
                 "print(refused(['zh_TW'], CONTENT_CHECKS))")  # fmt: skip
         result = subprocess.run([sys.executable, "-c", code], cwd=project / "conf",
                                 capture_output=True, text=True, check=True)  # fmt: skip
@@ -849,7 +851,7 @@ def test_the_build_refuses_a_translation_for_its_errors_not_its_warnings(tmp_pat
     first.string = literal.sub(r" \1 ", first.string, count=1)
     write(catalog, po_path)
     check = subprocess.run(
-        [sys.executable, "conf/translation/run_checks.py", "zh_TW", "--check", "markup"],
+        [sys.executable, "conf/gate/run_checks.py", "zh_TW", "--check", "markup"],
         cwd=project,
         capture_output=True,
         text=True,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from translation.checks import syntax
+from gate.checks import syntax
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = (
@@ -101,7 +101,7 @@ def test_a_compiled_catalog_in_the_repository_is_reported(tmp_path):
 
 def test_a_single_backslash_before_a_space_says_how_to_write_it():
     """The reST escape between markup and Chinese is written \\\\  inside a .po (issue 30)."""
-    from translation.catalogs import line_problems
+    from catalogs.po import line_problems
 
     [(line, problem)] = line_problems('msgid "a *b* c"\nmsgstr "甲\\ *乙*\\ 丙"\n')
     assert line == 2 and "invalid control sequence '\\ '" in problem

@@ -1,7 +1,7 @@
 """The reader's path (issue 29): short main paths, folded machinery, and each corrected claim.
 
 The tutorials lead with what the reader came for; the code that only
-produces their outputs sits in collapsed sections (conf/site_extensions/
+produces their outputs sits in collapsed sections (conf/extensions/
 collapsed_sections.py, checked on the fixture project tests/roots/
 collapsed-sections). Each sentence the issue corrected is checked twice
 where the page demonstrates it: against what the page printed while it was

@@ -23,11 +23,11 @@ from bs4 import BeautifulSoup
 from conftest import outside_env, translate
 from conftest import readthedocs_commands
 from babel.messages.pofile import write_po
-from translation.catalogs import messages, read
+from catalogs.po import messages, read
 
 ROOT = Path(__file__).resolve().parent.parent
-REVIEW = [sys.executable, str(ROOT / "conf" / "translation" / "review_diff.py")]
-CHECK = [sys.executable, str(ROOT / "conf" / "translation" / "run_checks.py")]
+REVIEW = [sys.executable, str(ROOT / "conf" / "build" / "review_page.py")]
+CHECK = [sys.executable, str(ROOT / "conf" / "gate" / "run_checks.py")]
 CLEAN_ENV = outside_env()
 
 
@@ -117,9 +117,9 @@ def cells(line):
 
 def test_the_summary_quotes_file_names_and_translations_as_text():
     """summary.md goes into the pull request's job summary: nothing it quotes is markup."""
-    from translation.checks.common import Problem
-    from translation.catalog_diff import PageReview
-    from translation.review_diff import render_summary
+    from gate.checks.common import Problem
+    from catalogs.diff import PageReview
+    from build.review_page import render_summary
 
     name = "x](https://evil.example/)<img src=x onerror=alert(1)>![i](//evil.example/i.png)"
     finding = Problem(
@@ -164,7 +164,7 @@ def test_without_main_a_base_must_be_given_and_a_bad_one_is_refused(small_repo, 
 
 
 def test_the_git_diff_driver_hides_locations_and_wrapping(small_repo):
-    shutil.copytree(ROOT / "conf" / "translation", small_repo / "conf" / "translation",
+    shutil.copytree(ROOT / "conf" / "catalogs", small_repo / "conf" / "catalogs",
                     ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
     shutil.copy(ROOT / ".gitattributes", small_repo / ".gitattributes")
     git(small_repo, "add", "-A")
@@ -523,7 +523,7 @@ def test_a_preview_without_the_base_fails_clearly(pull_request, tmp_path):
     env = {**CLEAN_ENV, "READTHEDOCS": "True", "READTHEDOCS_LANGUAGE": "en",
            "READTHEDOCS_VERSION": "13", "READTHEDOCS_VERSION_TYPE": "external",
            "READTHEDOCS_OUTPUT": str(tmp_path / "out")}  # fmt: skip
-    result = run([sys.executable, "conf/site_build/build_site.py", "readthedocs"], lonely, env=env,
+    result = run([sys.executable, "conf/build/site.py", "readthedocs"], lonely, env=env,
                  ok=False)  # fmt: skip
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "cannot find the commit this pull request is based on" in result.stderr

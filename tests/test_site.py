@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 from languages import LANGUAGES  # conf/ is on sys.path
-from translation.catalogs import read
+from catalogs.po import read
 
 PAGES = [
     "index",
@@ -225,13 +225,13 @@ def test_each_card_shows_its_tutorials_figure_or_a_decorative_placeholder(site):
 
 
 def test_every_extension_says_its_version_and_whether_it_is_parallel_safe():
-    """Each extension of the site's (conf/site_extensions/, and the lock and the policy in
+    """Each extension of the site's (conf/extensions/, and the lock and the policy in
     conf/) returns from setup() a dict with "version" and both parallel flags."""
     import ast
 
     checked = 0
     conf = Path(__file__).parent.parent / "conf"
-    for path in sorted([*(conf / "site_extensions").glob("*.py"), *conf.glob("*.py")]):
+    for path in sorted([*(conf / "extensions").glob("*.py"), *conf.glob("*.py")]):
         tree = ast.parse(path.read_text("utf-8"))
         setup = next(
             (node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "setup"), None
@@ -253,6 +253,6 @@ def test_every_extension_says_its_version_and_whether_it_is_parallel_safe():
 def test_the_review_page_finds_the_pages_just_built_current(site):
     """The review's "built pages are older than the change" warning is silent right after
     a build: it compares the sources, not the build's options or recordings."""
-    from translation.source_diff import stale_languages
+    from catalogs.source_diff import stale_languages
 
     assert stale_languages([lang.sphinx for lang in LANGUAGES], site) == []

@@ -61,7 +61,7 @@ def outputs(example):
 
 def header(world_size):
     """A result's first line, as the examples print it on this machine (a process per GPU with
-    NCCL where there are enough, else the CPU); conf/site_extensions/result_headers.py reads it."""
+    NCCL where there are enough, else the CPU); conf/extensions/result_headers.py reads it."""
     processes = f"{world_size} process{'es' if world_size > 1 else ''}"
     if torch.cuda.device_count() >= world_size:
         names = ", ".join(sorted({torch.cuda.get_device_name(i) for i in range(world_size)}))

@@ -1,4 +1,4 @@
-"""conf/site_extensions/translation_notice.py on a fixture project (tests/roots/translation-notice).
+"""conf/extensions/translation_notice.py on a fixture project (tests/roots/translation-notice).
 
 The fixture's zh_TW index page has five messages: three translated, one
 fuzzy, one with no translation. The notice's sentences come from the

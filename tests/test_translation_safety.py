@@ -1,4 +1,4 @@
-"""A translation adds words, never script (conf/site_extensions/translation_safety.py).
+"""A translation adds words, never script (conf/extensions/translation_safety.py).
 
 Every kind of injection is tried in a catalog of a tiny project with a reST
 page and a MyST page (tests/roots/translation-safety), built without ``-W``:
@@ -24,8 +24,8 @@ from bs4 import BeautifulSoup
 from conftest import outside_env, sphinx_build
 from conftest import SCRIPTED
 from babel.messages.pofile import write_po
-from translation.catalogs import messages, read  # conf/ is on sys.path (conftest)
-from translation.run_checks import ENTRY_CHECKS, run_checks
+from catalogs.po import messages, read  # conf/ is on sys.path (conftest)
+from gate.run_checks import ENTRY_CHECKS, run_checks
 
 TESTS = Path(__file__).resolve().parent
 FIXTURE = TESTS / "roots" / "translation-safety"
@@ -43,7 +43,7 @@ FOOTER = 'Made with <a href="https://www.sphinx-doc.org/">Sphinx</a>'
 INJECTIONS = {
     "rst-raw-role": (*RST, "斑馬 :raw-html:`<img src=x onerror=alert(1)>`", "raw html"),
     "rst-raw-directive": (*RST, ".. raw:: html\n\n   <script>alert(1)</script>", "spans lines"),
-    # Line separators are invisible characters: not compiled at all (translation/words.py).
+    # Line separators are invisible characters: not compiled at all (gate/words.py).
     "rst-directive-after-text": (*RST, "斑馬。\u2028\u2028.. raw:: html\u2028\u2028   <b>x</b>",
                                  "U+2028 (LINE SEPARATOR)"),
     "rst-javascript-link": (*RST, "斑馬 `點這裡 <javascript:alert(1)>`_", "not http(s)"),
@@ -220,7 +220,7 @@ def make_check_errors(injected):
 
 @pytest.mark.parametrize("case", INJECTIONS)
 def test_make_check_refuses_every_entry_the_build_refuses(injected, make_check_errors, case):
-    """One judge (translation/only_words.py): the gate says no before the build does."""
+    """One judge (gate/only_words.py): the gate says no before the build does."""
     po, msgid = injected[case][0], INJECTIONS[case][1]
     lines = Path(po).read_text("utf-8").split("\n")
     first = msgstr_line(po, msgid)
@@ -300,7 +300,7 @@ def test_the_templates_escape_what_a_translation_can_still_hold():
     """The second layer, should a string ever reach a template unrefused."""
     from markupsafe import Markup
 
-    from site_extensions.translation_safety import css_string, shown_translation
+    from extensions.translation_safety import css_string, shown_translation
 
     css = '標籤"; } </style><script>alert(1)</script><style>\nbody{background:url(//x)}'
     quoted = css_string(css)
@@ -316,8 +316,8 @@ def test_the_templates_write_the_english_where_the_interface_rule_refuses():
     """The rule that compiled no such entry judges again where the template writes it."""
     from markupsafe import Markup
 
-    from site_extensions.translation_safety import shown_translation
-    from translation.words import interface_verdict
+    from extensions.translation_safety import shown_translation
+    from gate.words import interface_verdict
 
     rule = lambda english, translation: interface_verdict(english, translation, (), "zh_TW")  # noqa: E731
     assert shown_translation("A title", '標題" x="', rule) == Markup.escape("A title")

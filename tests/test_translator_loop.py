@@ -16,7 +16,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from conftest import outside_env
-from translation.catalogs import is_translated, messages, read, write
+from catalogs.po import is_translated, messages, read, write
 
 ADDED = " This sentence was added by the translator test."
 TRANSLATION = "這句是翻譯測試加上的。"

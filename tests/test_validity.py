@@ -51,7 +51,7 @@ def shown(messages):
 @pytest.mark.vnu
 def test_every_page_passes_the_nu_html_checker(site, tmp_path):
     review = tmp_path / "review"
-    made = subprocess.run([sys.executable, "conf/translation/review_diff.py", "--base", "HEAD",
+    made = subprocess.run([sys.executable, "conf/build/review_page.py", "--base", "HEAD",
                            "--out", str(review)], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
     assert made.returncode == 0, made.stderr[-2000:]
     pages = sorted(site.rglob("*.html")) + [review / "index.html"]
@@ -109,12 +109,12 @@ _RUNS = {}
 AT_ONCE = 2
 
 
-# First in every kernel: the build's fork guard (conf/site_extensions/example_guard.py).
+# First in every kernel: the build's fork guard (conf/extensions/example_guard.py).
 # A notebook has no file for a fork server to import, so its launchers fork the
 # kernel itself: after a backward pass or CUDA there, that fails on a machine
 # with GPUs, and the guard makes it fail here too.
 GUARD = (f"import sys\nsys.path.insert(0, {str(ROOT / 'conf')!r})\n"
-         "from site_extensions.example_guard import guard_forks\n"
+         "from extensions.example_guard import guard_forks\n"
          "guard_forks('this notebook', 'import torch')")  # fmt: skip
 
 
@@ -135,8 +135,8 @@ def run_notebook(notebook, folder):
 def test_every_notebook_validates_and_runs(site, lang, tmp_path):
     import nbformat
 
-    from site_extensions.localized_examples import notebook_code
-    from translation.tutorial_text import code_tokens
+    from extensions.localized_examples import notebook_code
+    from catalogs.tutorial_text import code_tokens
 
     notebooks = sorted((site / lang / "_downloads").rglob("*.ipynb"))
     assert len(notebooks) == len(list((ROOT / "examples").glob("plot_*.py")))

@@ -8,7 +8,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from conftest import ROOT, mini_copy, outside_env, translate
-from translation.catalogs import read  # conf/ is on sys.path
+from catalogs.po import read  # conf/ is on sys.path
 
 GETTEXT_PROGRAMS = ("msgfmt", "msgmerge", "msgcat", "msgattrib", "msginit", "msgunfmt", "xgettext")
 

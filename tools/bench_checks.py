@@ -9,7 +9,7 @@ depends on the sources, not on the catalogs). ``--locale-dir DIR LANG...``
 times other catalogs instead (of another project: their templates are not
 here, so out-of-sync is left out).
 
-Each run is a fresh ``python conf/translation/run_checks.py`` process, as
+Each run is a fresh ``python conf/gate/run_checks.py`` process, as
 ``make check`` starts one. Prints the size, the entries, the median, the
 fastest and the slowest wall time of --repeat runs (default 5), the median
 CPU time (the wall time of an idle machine) and the load average.
@@ -31,9 +31,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conf"))  # conf/: the translation package
 from site_layout import CONF, ROOT  # noqa: E402
-from translation.catalogs import Catalog, is_translated, messages, read, write  # noqa: E402
+from catalogs.po import Catalog, is_translated, messages, read, write  # noqa: E402
 
-GATE = CONF / "translation" / "run_checks.py"
+GATE = CONF / "gate" / "run_checks.py"
 LANGS = ("zh_CN", "zh_TW")
 
 

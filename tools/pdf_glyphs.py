@@ -1,12 +1,12 @@
-"""Write conf/translation/pdf_glyphs.txt: the characters every font of the PDF has, as XeLaTeX says.
+"""Write conf/gate/pdf_glyphs.txt: the characters every font of the PDF has, as XeLaTeX says.
 
 Usage:
     python tools/pdf_glyphs.py [--check]
 
 The PDF is typeset by XeLaTeX with Sphinx's FreeFont families and xeCJK's
-Noto CJK ones (site_extensions/offline_copies.py), and a character a font
+Noto CJK ones (extensions/offline_copies.py), and a character a font
 lacks stops it (``\\tracinglostchars=3``). ``make check`` and every build
-refuse such a character where a translation adds it (translation/glyphs.py),
+refuse such a character where a translation adds it (gate/glyphs.py),
 without TeX, from the table this writes. The verdict is XeLaTeX's own: each
 character any of those fonts maps is set in the serif, sans and mono
 families, upright, italic, bold and bold italic, for each Chinese region,
@@ -31,8 +31,8 @@ from sphinx.util.texescape import escape
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "conf"))
-from site_extensions.offline_copies import CJK_FONTS, CJK_REGION  # noqa: E402
-from translation.glyphs import TABLE, ranges  # noqa: E402
+from extensions.offline_copies import CJK_FONTS, CJK_REGION  # noqa: E402
+from gate.glyphs import TABLE, ranges  # noqa: E402
 
 FONT_FILES = (
     "/usr/share/fonts/opentype/freefont/Free*.otf",

@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conf"))  # conf/: languages and the packages
-from site_build.project_copy import copy_project  # noqa: E402
+from build.project_copy import copy_project  # noqa: E402
 
 
 def busy():

@@ -23,7 +23,7 @@
   // copybutton.js writes its labels into HTML (insertAdjacentHTML, a data-tooltip
   // attribute) and as attributes (setAttribute): one string, two places. The
   // build compiles no interface translation with a character that matters in
-  // either (translation/words.py); should one arrive anyway, the English stays.
+  // either (gate/words.py); should one arrive anyway, the English stays.
   const plain = (text, english) => (/[<>&"'`\\]/.test(text) ? english : text);
 
   // Globals of copybutton.js (top-level let/const of a classic script).

@@ -1,9 +1,9 @@
 """Tiny project for tests/test_bilingual.py: bilingual.py alone, one page, zh_TW.
 
-The test puts conf/ on PYTHONPATH, so ``site_extensions.bilingual`` imports from there.
+The test puts conf/ on PYTHONPATH, so ``extensions.bilingual`` imports from there.
 """
 
-extensions = ["site_extensions.bilingual"]
+extensions = ["extensions.bilingual"]
 locale_dirs = ["locale"]
 gettext_compact = False
 translation_progress_classes = True

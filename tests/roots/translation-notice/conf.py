@@ -3,7 +3,7 @@
 The test puts conf/ on PYTHONPATH, so the extensions import from there.
 """
 
-extensions = ["site_extensions.bilingual", "site_extensions.translation_notice"]
+extensions = ["extensions.bilingual", "extensions.translation_notice"]
 locale_dirs = ["locale"]
 gettext_compact = False
 html_theme = "basic"

@@ -1,11 +1,11 @@
 """Tiny project for tests/test_translation_safety.py: one reST page, one MyST page, zh_TW.
 
-The test puts conf/ on PYTHONPATH, so ``site_extensions.translation_safety`` imports from there.
+The test puts conf/ on PYTHONPATH, so ``extensions.translation_safety`` imports from there.
 """
 
 import os
 
-from site_extensions.compiled_catalogs import compile_catalogs
+from extensions.compiled_catalogs import compile_catalogs
 
 HERE = os.path.dirname(__file__)
 # As the site's conf.py does: Sphinx reads only the checked catalogs, compiled apart.
@@ -13,9 +13,9 @@ catalog_sources = "locale"
 locale_dirs = [os.path.join(HERE, "_compiled")]
 compile_catalogs(os.path.join(HERE, "locale"), locale_dirs[0])
 extensions = [
-    "site_extensions.compiled_catalogs",
+    "extensions.compiled_catalogs",
     "myst_parser",
-    "site_extensions.translation_safety",
+    "extensions.translation_safety",
     "content_security_policy",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

@@ -1,0 +1,1 @@
+"""Thin scripts: the site, its offline copies, the recordings, the live preview."""

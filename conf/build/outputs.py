@@ -1,0 +1,257 @@
+"""Execute the examples once, anywhere; record what they printed, signed (make outputs).
+
+Usage:
+    python conf/build/outputs.py record [--key KEY.pem] [--shard K/N] [--out FILE]   make outputs
+    python conf/build/outputs.py sign --key KEY.pem FILE        sign an unsigned recording
+    python conf/build/outputs.py keygen KEY.pem                 a new signing key (maintainers)
+
+``record`` executes the examples (every one, or shard K of N) in a scratch copy
+of this checkout, on this machine, and writes one JSON file: for each example
+the checksum of the code it ran (its code cells, not its prose), the text each code cell printed, and how
+it was produced (conf/extensions/provenance.py's facts: real or emulated GPUs,
+device names, driver, CUDA, PyTorch and Python versions, commit, date),
+signed with the Ed25519 key *KEY.pem*; without ``--key`` the recording is
+written unsigned, for ``sign`` to sign elsewhere (the GPU workflow records on
+its GPU runner and signs on another machine, the only one that sees the key),
+and no build uses it until then. A build uses a signed one only where
+conf/extensions/recordings.py says so: signed by a key of
+``conf/recording-keys.txt``, matching the example's current source, within
+size limits. Figures, pages and downloads always come from the build's own
+execution of the sources.
+
+``keygen`` writes a new private key (keep it secret: the GPU workflow's
+secret) and prints the public line to add to ``conf/recording-keys.txt``.
+
+:func:`fetch` downloads a recording for the build (``make html OUTPUTS=URL``,
+``DP_OUTPUTS_URL`` on Read the Docs), reading at most recordings.MAX_FILE
+bytes.
+
+Exit codes: 0 written, 1 an example failed, 2 bad usage.
+"""
+
+import argparse
+import base64
+import hashlib
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
+from checkout_lock import outside_env  # noqa: E402
+from build.project_copy import copy_project  # noqa: E402
+from site_layout import BUILD, ROOT, write_if_changed  # noqa: E402
+from extensions.recordings import FORMAT, MAX_FILE, code_digest, sign  # noqa: E402
+
+
+class OutputsError(Exception):
+    """A recording that cannot be fetched."""
+
+
+class NotPublished(OutputsError):
+    """A URL that answers, but has no recording (HTTP 404)."""
+
+
+def shard_of(examples, shard):
+    """The examples of shard "K/N": every N-th, starting with the K-th."""
+    match = re.fullmatch(r"(\d+)/(\d+)", shard or "1/1")
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise ValueError(f"SHARD={shard!r} is not K/N with 1 <= K <= N")
+    k, n = int(match[1]), int(match[2])
+    return [name for i, name in enumerate(sorted(examples)) if i % n == k - 1]
+
+
+def source_commit():
+    """The checkout's commit, with "+changes" when the examples or conf/ differ from it."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=ROOT,
+                              capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "examples", "conf"], cwd=ROOT,
+                           capture_output=True, text=True).stdout.strip()  # fmt: skip
+    return head + ("+changes" if dirty else "")
+
+
+def record(out, key=None, shard=None):
+    """Execute the examples of *shard* in a scratch copy; write the recording to *out*.
+
+    Signed with the private key *key*, or unsigned (plain JSON) without one.
+    """
+    if key is not None and not Path(key).is_file():
+        raise ValueError(f"{key}: no signing key (make outputs KEY=path; README, 'Recordings')")
+    names = shard_of([p.name for p in (ROOT / "examples").glob("*.py")], shard)
+    commit = source_commit()
+    with tempfile.TemporaryDirectory(prefix="dp-outputs-") as tmp:
+        project = copy_project(Path(tmp) / "project", with_gallery=False)
+        for example in (project / "examples").glob("*.py"):
+            if example.name not in names:
+                example.unlink()  # this shard executes only its own examples
+        env = outside_env(DP_SOURCE_COMMIT=commit)
+        cells = Path(tmp) / "cells.json"
+        # Only executing matters here: the other shards' pages are missing, so
+        # their cross-references would warn; examples that fail still fail.
+        cmd = [sys.executable, "-m", "sphinx", "-b", "dummy", "-q", "-c", "conf",
+               "-D", f"record_outputs_to={cells}",
+               "-d", str(Path(tmp) / "doctrees"), "docs", str(Path(tmp) / "out")]  # fmt: skip
+        print(f"executing {len(names)} example(s): {', '.join(names)}", flush=True)
+        start = time.monotonic()
+        result = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True)
+        if result.returncode != 0:  # an example failed, hung, or did not run
+            print(result.stderr[-6000:], file=sys.stderr)
+            return 1
+        printed = json.loads(cells.read_text("utf-8"))
+        gallery = project / "docs" / "auto_examples"
+        recording = {"format": FORMAT, "commit": commit, "shard": shard or "1/1",
+                     "created": time.strftime("%Y-%m-%d", _now()), "examples": {}}  # fmt: skip
+        for name in names:
+            facts_file = gallery / f"{name[:-3]}.provenance.json"
+            if name not in printed or not facts_file.is_file():
+                print(f"error: {name} did not run", file=sys.stderr)
+                return 1
+            recording["examples"][name] = {
+                "code": code_digest(project / "examples" / name),
+                "cells": printed[name],
+                "executed": json.loads(facts_file.read_text("utf-8")),
+            }
+    text = sign(recording, key) if key else json.dumps(recording, indent=1, ensure_ascii=False)
+    write_if_changed(out, text.encode("utf-8"))
+    seconds = time.monotonic() - start
+    print(f"wrote {out} ({out.stat().st_size // 1024} KiB) in {seconds:.0f} s", flush=True)
+    return 0
+
+
+def sign_file(path, key):
+    """Sign the unsigned recording *path* (``record`` without a key) in place with *key*."""
+    if not Path(key).is_file():
+        raise ValueError(f"{key}: no signing key")
+    try:
+        recording = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{path}: not a recording ({err})") from None
+    if not isinstance(recording, dict) or recording.get("format") != FORMAT or "signature" in recording:
+        raise ValueError(f"{path}: not an unsigned recording of format {FORMAT}")
+    write_if_changed(path, sign(recording, key).encode("utf-8"))
+    print(f"signed {path}", flush=True)
+    return 0
+
+
+def _now():
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    return time.gmtime(int(epoch) if epoch else None)
+
+
+def keygen(private):
+    """Write a new Ed25519 private key to *private*; print its public line."""
+    # Here: only a maintainer making a key needs cryptography's key classes.
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    if private.exists():
+        raise ValueError(f"{private} exists; not overwritten")
+    key = Ed25519PrivateKey.generate()
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption())  # fmt: skip
+    private.touch(mode=0o600)
+    private.write_bytes(pem)
+    public = key.public_key().public_bytes(serialization.Encoding.Raw,
+                                           serialization.PublicFormat.Raw)  # fmt: skip
+    print(f"{base64.b64encode(public).decode()}  # add this line to conf/recording-keys.txt")
+    return 0
+
+
+DEADLINE = 60.0  # seconds a download may take, however slowly the server sends
+
+
+def _download(url, deadline=DEADLINE):
+    """At most MAX_FILE + 1 bytes of *url*, within *deadline* seconds in all."""
+    end = time.monotonic() + deadline
+    data = bytearray()
+    with urllib.request.urlopen(url, timeout=min(deadline, 15)) as response:
+        while len(data) <= MAX_FILE:
+            if time.monotonic() > end:
+                raise OutputsError(f"{url}: took longer than {deadline:g} s; not used")
+            chunk = response.read1(65536)
+            if not chunk:
+                break
+            data += chunk
+    return bytes(data)
+
+
+def fetch(source, cache, deadline=DEADLINE):
+    """Return a local copy of the recording *source* (a file or an http(s) URL) in *cache*.
+
+    The copy is named by its checksum, so a build's inputs change exactly when
+    a recording's content does. At most MAX_FILE bytes are read, and a
+    download takes at most *deadline* seconds, however slowly a server sends.
+    """
+    try:
+        if re.match(r"^https?://", source):
+            data = _download(source, deadline)
+        else:  # a plain file only: a pipe or a device would never end
+            with open(os.open(source, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
+                if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                    raise OutputsError(f"{source}: not a plain file; not used")
+                data = file.read(MAX_FILE + 1)
+    except urllib.error.HTTPError as err:
+        kind = NotPublished if err.code == 404 else OutputsError
+        raise kind(f"{source}: cannot download the recording (HTTP {err.code})") from err
+    except (urllib.error.URLError, OSError, ValueError) as err:
+        reason = getattr(err, "reason", None) or getattr(err, "strerror", None) or err
+        raise OutputsError(f"{source}: cannot read the recording ({reason})") from err
+    if len(data) > MAX_FILE:
+        raise OutputsError(f"{source}: larger than {MAX_FILE // 2**20} MiB; not used")
+    target = cache / f"{hashlib.sha256(data).hexdigest()[:32]}.json"
+    write_if_changed(target, data)  # named by its digest: written once
+    return target
+
+
+def published(templates, commit, cache):
+    """(URL, local copy) of the first of the URL *templates* ({commit} filled in) that has one."""
+    for template in templates.split():
+        url = template.replace("{commit}", commit)
+        try:
+            return url, fetch(url, cache)
+        except NotPublished:
+            print(f"--- no recording at {url} ---", flush=True)
+    return None
+
+
+def main(argv=None):
+    """Parse the command line; record, or make a key."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    rec = commands.add_parser("record", help="execute the examples and record their output")
+    rec.add_argument(
+        "--key",
+        type=Path,
+        default=None,
+        help="the Ed25519 private key (PEM); without it, an unsigned recording",
+    )
+    rec.add_argument("--shard", default=None, help="K/N: execute every N-th example from K")
+    rec.add_argument("--out", type=Path, default=BUILD / "outputs.json")
+    signing = commands.add_parser("sign", help="sign an unsigned recording in place")
+    signing.add_argument("--key", type=Path, required=True, help="the Ed25519 private key (PEM)")
+    signing.add_argument("file", type=Path)
+    gen = commands.add_parser("keygen", help="write a new signing key; print its public line")
+    gen.add_argument("private", type=Path)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "keygen":
+            return keygen(args.private)
+        if args.command == "sign":
+            return sign_file(args.file, args.key)
+        return record(args.out.resolve(), args.key, args.shard or None)
+    except ValueError as err:
+        parser.error(str(err))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Reading, writing, merging, reporting on and diffing the translation catalogs."""

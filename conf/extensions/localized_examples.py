@@ -1,0 +1,643 @@
+"""A Chinese reader's tutorial is Chinese end to end: downloads, code comments, figures.
+
+One English source per tutorial (``examples/plot_*.py``); what a translated
+build shows and hands out is made from it and the page's catalog:
+
+* **Comments and docstrings** in the code cells are messages of the page's
+  catalog, beside its paragraphs (a gettext build offers them, located in
+  the page's reST: ``make update-po`` names the example). A translated
+  build puts their translations into the page's code blocks. A translation
+  may change only the words of the comment or docstring:
+  :func:`localized_code` compares the code's tokens
+  (every token but comments and docstrings) with the English, and a
+  translation that changes any (a line break in a comment, a ``\"\"\"`` in a
+  docstring) is refused, naming the catalog and line, and the English kept.
+* **Downloads**: the ``.py`` is the English script with its prose cells,
+  comments and docstrings translated (:func:`localized_script`), the
+  ``.ipynb`` is made from that with Sphinx-Gallery's own converter, the
+  ``.zip`` holds both; the script's and the notebook's code cells are checked
+  token for token against the English, and each Markdown cell of the
+  notebook by make check's notebook rule (checks/safety.notebook_additions:
+  no link, image or HTML its English cell lacks), in every build. The
+  English downloads are Sphinx-Gallery's own.
+* **Figures** are drawn once per language from the figure the example made,
+  kept by :func:`scrape` when it ran (a pickle beside the PNG: the example is
+  not executed again): each text (titles, labels, tick labels, legends) is a
+  message of the page, drawn in the region's Noto CJK face (SC or TC, picked
+  by family name from the font collection, not its first face). The pickles
+  are the build's own output, written while it executes the trusted
+  examples; no translation reaches them but as text.
+"""
+
+import functools
+import hashlib
+import io
+import json
+import os
+import pickle
+import re
+import sys
+import tempfile
+
+from docutils import nodes
+from PIL import Image
+from sphinx.locale import init
+from sphinx.util.i18n import docname_to_domain
+from sphinx_gallery import py_source_parser as parser
+from sphinx_gallery.directives import imgsgnode
+from sphinx_gallery.notebook import jupyter_notebook
+from sphinx_gallery.py_source_parser import extract_file_config, split_code_and_text_blocks
+from sphinx_gallery.scrapers import matplotlib_scraper
+from sphinx_gallery.utils import scale_image
+
+from languages import by_sphinx_code
+from extensions.bilingual import catalog_path, is_translated_build
+from extensions.offline_copies import CJK_REGION
+from extensions.recordings import _gallery_source, cells_of
+from extensions.reproducible_files import zipped
+from extensions.translation_safety import catalog_entry, refusals_of
+from site_layout import machinery_version, write_if_changed
+from gate.checks.parsing import rst_document
+from gate.checks.safety import notebook_additions
+from catalogs.tutorial_text import (
+    code_tokens, localized_code, localized_prose, raw_prefix, same_tokens, texts,
+)  # fmt: skip
+
+# -- Figures ---------------------------------------------------------------------------
+
+PICKLE = ".figure.pickle"  # beside each figure's PNG: the figure itself, to draw again
+TEXTS = ".texts.json"  # and its texts (figure_texts), for make gettext, which then draws nothing
+FRAME = "figure-frame"  # the class of the box each figure scrolls in (site.css, accessibility.js)
+
+
+# The size of the figures' text: 12 pt at Matplotlib's 100 dpi is 16.7 px, the
+# body's 16 px, where a figure is shown at its own size, as it always is: on a
+# phone it scrolls sideways in its frame instead of shrinking (site.css), so its
+# words stay as large as the page's.
+FIGURE_TEXT_PT = 12
+
+
+def readable_figures(gallery_conf, fname, when):
+    """Sphinx-Gallery reset hook: each example draws its text at FIGURE_TEXT_PT (after "matplotlib")."""
+    import matplotlib  # a figure is about to be drawn, or was
+
+    matplotlib.rcParams["font.size"] = FIGURE_TEXT_PT
+
+
+def scrape(block, block_vars, gallery_conf, **kwargs):
+    """Sphinx-Gallery's Matplotlib scraper, keeping each figure it saves (pickled) beside it.
+
+    Each figure is put in a ``figure-frame`` container: the box that scrolls
+    it sideways where the page is narrower than the figure (site.css).
+    """
+    import matplotlib.pyplot as plt  # a figure was drawn: matplotlib is loaded
+
+    figures = [plt.figure(number) for number in plt.get_fignums()]
+    kept = [pickle.dumps(figure) for figure in figures]
+    paths = block_vars["image_path_iterator"].paths
+    before = len(paths)
+    rst = matplotlib_scraper(block, block_vars, gallery_conf, **kwargs)
+    for path, figure, pickled in zip(paths[before:], figures, kept, strict=False):
+        with open(path + PICKLE, "wb") as out:
+            out.write(pickled)
+        # Its texts as drawn: unpickling it here would open it again in pyplot.
+        with open(path + TEXTS, "w", encoding="utf-8") as out:
+            json.dump(figure_texts(figure), out, ensure_ascii=False)
+    if not rst.strip():
+        return rst
+    return (
+        f"\n\n.. container:: {FRAME}\n\n"
+        + "".join(f"   {line}" if line.strip() else line for line in rst.strip("\n").splitlines(True))
+        + "\n\n"
+    )
+
+
+def figure_texts(figure):
+    """The texts a reader reads on *figure*: titles, labels, tick labels, legends, notes."""
+    found = []
+    for text in _drawn_texts(figure):
+        # Words, not names and numbers alone ("GPU 3", "0.5"): those stay as drawn.
+        if re.search("[a-z]{2}", text) and text not in found:
+            found.append(text)
+    return found
+
+
+def _drawn_texts(figure):
+    from matplotlib.text import Text  # the figure exists: matplotlib is importable
+
+    ticks = [label for ax in figure.axes for axis in (ax.xaxis, ax.yaxis)
+             for label in axis.get_ticklabels(which="both")]  # fmt: skip
+    return [artist.get_text() for artist in [*figure.findobj(Text), *ticks]]
+
+
+def _translated_ticks(axis, translate, family):
+    """Make *axis* translate the labels its formatters give, in the font *family*.
+
+    Matplotlib makes the tick labels again each time it draws, from the
+    formatter: the label is translated there, not in the text it last drew.
+    """
+    from matplotlib.ticker import Formatter  # a figure is being drawn: matplotlib is loaded
+
+    class Translated(Formatter):
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __call__(self, x, pos=None):
+            return translate(self.inner(x, pos))
+
+        def format_ticks(self, values):
+            return [translate(label) for label in self.inner.format_ticks(values)]
+
+        def set_locs(self, locs):
+            self.inner.set_locs(locs)
+
+        def get_offset(self):
+            return self.inner.get_offset()
+
+    axis.set_major_formatter(Translated(axis.get_major_formatter()))
+    axis.set_minor_formatter(Translated(axis.get_minor_formatter()))
+    for label in axis.get_ticklabels(which="both"):  # new ticks copy the first one's font
+        label.set_fontfamily([family, "DejaVu Sans"])
+
+
+def load_figure(pickled):
+    """The figure kept in the file *pickled* (by :func:`scrape`), ready to draw off screen."""
+    if "matplotlib" in sys.modules and sys.modules["matplotlib"] is None:
+        del sys.modules["matplotlib"]  # blocked for a build that executes nothing (gallery_reuse)
+    import matplotlib
+
+    matplotlib.use("agg")
+    with open(pickled, "rb") as file:
+        return pickle.load(file)
+
+
+_MATH = re.compile(r"(?<!\\)\$(.*?)(?<!\\)\$")
+
+
+def as_drawn(english, translation):
+    """*translation* of a figure's *english* text, as Matplotlib must get it to draw its words.
+
+    Matplotlib reads text between two ``$`` as math: a ``$`` that the English
+    does not use is a dollar sign and is escaped (``\\$``); where the English
+    has math, a translation must keep exactly its math, or the English is drawn.
+    """
+    if translation == english:
+        return english
+    if not _MATH.search(english):
+        return re.sub(r"(?<!\\)\$", r"\\$", translation)
+    outside = _MATH.sub("", translation)
+    if _MATH.findall(translation) != _MATH.findall(english) or re.search(r"(?<!\\)\$", outside):
+        return english
+    return translation
+
+
+def draw(pickled, translate, family, target, **savefig):
+    """Draw the figure *pickled* again with its texts translated, in the font *family*.
+
+    *family* names one face of a font collection (``Noto Sans CJK TC`` is
+    face 3 of ``NotoSansCJK-Regular.ttc``): Matplotlib's font manager lists
+    every face of a ``.ttc`` and draws with the one of that name. Each
+    translation is given to Matplotlib as words (:func:`as_drawn`).
+    """
+    figure = load_figure(pickled)
+    from matplotlib.text import Text  # after load_figure(), which makes matplotlib importable
+
+    translated = translate
+    translate = lambda text: as_drawn(text, translated(text))  # noqa: E731
+    for ax in figure.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            _translated_ticks(axis, translate, family)
+    for artist in figure.findobj(Text):
+        text = artist.get_text()
+        if text:
+            artist.set_text(translate(text))
+            artist.set_fontfamily([family, "DejaVu Sans"])  # Latin and symbols from the second
+    figure.savefig(target, **savefig)
+    import matplotlib.pyplot as plt  # loaded with the figure
+
+    plt.close(figure)
+
+
+# -- In the build ------------------------------------------------------------------------------
+
+
+def _example(app, docname):
+    """The example a gallery page was made from, or None."""
+    return _gallery_source(app, docname)
+
+
+def _inputs_key(app, docname, *files):
+    """A digest of what a page's translated figures and downloads are made from.
+
+    The machinery (conf/ and the pins), the language, the page's compiled
+    catalogs and *files* (the example, a pickled figure). Each made file keeps
+    the key it was made from in the doctrees (:func:`_is_current`): a live
+    preview rebuilds after each saved entry, and only that page's catalog changed.
+    """
+    domain = docname_to_domain(docname, app.config.gettext_compact)
+    key = hashlib.sha256(f"{machinery_version()}\0{app.config.language}".encode())
+    for folder in app.config.locale_dirs:
+        mo = os.path.join(app.srcdir, folder, app.config.language, "LC_MESSAGES", domain + ".mo")
+        key.update(b"\0" + (open(mo, "rb").read() if os.path.isfile(mo) else b""))
+    for path in files:
+        key.update(b"\0" + open(path, "rb").read())
+    return key.hexdigest()
+
+
+def _kept(app, path):
+    """Where the key that *path* was made from is kept, with a digest of what it holds."""
+    name = hashlib.sha256(os.path.abspath(path).encode()).hexdigest()
+    return os.path.join(app.doctreedir, "made-from", name)
+
+
+def _stamp(path, key):
+    # What the file holds too: another build (the preview's, another language's
+    # doctrees) may have written the same file since.
+    return f"{key} {hashlib.sha256(open(path, 'rb').read()).hexdigest()}"
+
+
+def _is_current(app, path, key):
+    """Whether *path* holds what this build made from *key*."""
+    try:
+        return open(_kept(app, path), encoding="utf-8").read() == _stamp(path, key)
+    except OSError:
+        return False
+
+
+def _made(app, path, key):
+    """Note that *path* was made from *key*."""
+    write_if_changed(_kept(app, path), _stamp(path, key).encode())
+
+
+def _translator(app, docname):
+    """``translate(text)`` with the page's catalog in the build's language."""
+    domain = docname_to_domain(docname, app.config.gettext_compact)
+    dirs = [os.path.join(app.srcdir, folder) for folder in app.config.locale_dirs]
+    catalog, _ = init(dirs, app.config.language, domain)
+    return lambda text: catalog.gettext(text)
+
+
+def _message(text, source, line):
+    """A node the gettext builder extracts *text* from, located at *source*:*line*."""
+    node = nodes.paragraph(text, text)
+    node.source, node.line = str(source), line
+    return node
+
+
+def offer(app, doctree):
+    """In a gettext build, make each comment, docstring and figure text of a page a message.
+
+    The messages stand in the page after the code block or figure they belong
+    to, so that the catalog lists them in the page's order.
+    """
+    docname = app.env.current_document.docname
+    if app.builder.name != "gettext" or _example(app, docname) is None:
+        return
+    # Located in the page's generated reST, as its paragraphs are: make update-po
+    # names the example it is made from.
+    source = doctree["source"]
+
+    for code, _ in cells_of(doctree):
+        notes = [_message(text, source, 1) for _, text, _ in texts(code.astext())]
+        code.parent.insert(code.parent.index(code) + 1, nodes.container("", *notes))
+    for figure in list(doctree.findall(_figure_nodes)):
+        pickled = _pickle_of(app, figure)
+        if pickled:
+            kept = pickled[: -len(PICKLE)] + TEXTS
+            if os.path.isfile(kept):
+                with open(kept, encoding="utf-8") as file:
+                    words = json.load(file)
+            else:  # a gallery executed before the texts were kept
+                words = figure_texts(load_figure(pickled))
+            figure.parent.insert(
+                figure.parent.index(figure) + 1, nodes.container("", *(_message(w, source, 1) for w in words))
+            )
+
+
+def _figure_nodes(node):
+    return isinstance(node, (imgsgnode, nodes.image))
+
+
+def _pickle_of(app, figure):
+    """The kept figure behind a Sphinx-Gallery figure node, or None."""
+    uri = figure.get("uri", "")
+    path = os.path.join(app.srcdir, uri.lstrip("/")) + PICKLE
+    return path if "sphx_glr_" in uri and os.path.isfile(path) else None
+
+
+def localize(app, doctree):
+    """In a translated build, translate a gallery page's comments, docstrings, figures, downloads.
+
+    The page's code blocks get the translated comments and docstrings, its
+    figures are drawn in the build's language; the gallery's thumbnails
+    follow the figures.
+    """
+    docname = app.env.current_document.docname
+    if not is_translated_build(app.config):
+        return
+    _localize_thumbnails(app, doctree)
+    example = _example(app, docname)
+    if example is None:
+        return
+    translate, refused = _translator(app, docname), []
+    for code, _ in cells_of(doctree):
+        english = code.astext()
+        text, rejected = localized_code(english, translate)
+        refused += rejected
+        if text != english:
+            code.children = [nodes.Text(text)]
+            code.rawsource = text
+    for figure in list(doctree.findall(_figure_nodes)):
+        pickled = _pickle_of(app, figure)
+        if pickled:
+            figure["uri"] = _localized_figure(app, figure["uri"], pickled, docname)
+            if figure.get("srcset"):
+                figure["srcset"] = figure["uri"]
+    _note_refusals(app, docname, refused, refusals_of(app.env).setdefault(docname, []))
+
+
+def _note_refusals(app, docname, refused, found):
+    """Add to *found* the translations refused, at their catalog's line: an English text (one
+    that would change the code), or ``[what the translation added, why]`` (a notebook's cell)."""
+    domain = docname_to_domain(docname, app.config.gettext_compact)
+    for text in refused:
+        if isinstance(text, str):
+            where = catalog_entry(app.srcdir, app.config, domain, text)
+            why = ("it changes the code, not only the words of a comment, docstring or text cell"
+                   " (a line break in a comment, a quote that ends a docstring); the English is kept")  # fmt: skip
+        else:
+            added, why = text
+            where = catalog_entry(app.srcdir, app.config, domain, None, holding=added)
+            why += "; the notebook keeps the English cell"
+        found.append((where or docname, why))
+
+
+def figure_family(language):
+    """The Noto CJK family (a face of the .ttc collection) with *language*'s regional glyphs."""
+    return f"Noto Sans CJK {CJK_REGION.get(by_sphinx_code(language).script, 'SC')}"
+
+
+def _localized_figure(app, uri, pickled, docname):
+    """Draw the figure again in the language of page *docname*, under images/<language>/; return its URI.
+
+    Only when its inputs changed (:func:`_inputs_key`): once per build at
+    most, and the gallery's thumbnail of an example is made from the figure
+    its page has drawn (the catalog and the pickle cannot change while Sphinx
+    builds).
+    """
+    folder, name = uri.rsplit("/", 1)
+    localized = f"{folder}/{app.config.language}/{name}"
+    path = os.path.join(app.srcdir, localized.lstrip("/"))
+    key = _inputs_key(app, docname, pickled)
+    if not _is_current(app, path, key):
+        drawn = io.BytesIO()
+        draw(pickled, _translator(app, docname), figure_family(app.config.language), drawn, format="png")
+        write_if_changed(path, _compact_png(drawn))
+        _made(app, path, key)
+    return localized
+
+
+def _compact_png(png):
+    """The PNG in the file object *png*, the same pixels in fewer bytes.
+
+    Matplotlib writes RGBA; a figure on an opaque background loses nothing as
+    RGB, and Pillow's optimizing encoder makes it smaller still: a Chinese
+    figure is 14 % smaller than Matplotlib's, 4 % smaller than the English
+    (the tutorial's first load stays within its budget, tests/test_browser.py).
+    """
+    png.seek(0)
+    with Image.open(png) as image:
+        if image.mode == "RGBA" and image.getextrema()[3] == (255, 255):
+            image = image.convert("RGB")
+        out = io.BytesIO()
+        image.save(out, "PNG", optimize=True)
+    return out.getvalue()
+
+
+_THUMBNAIL = re.compile(r"^(?P<folder>.*)/thumb/sphx_glr_(?P<name>.+)_thumb\.png$")
+
+
+def _localize_thumbnails(app, doctree):
+    """Point each gallery thumbnail made from a figure at one made from the translated figure."""
+    for image in doctree.findall(nodes.image):
+        match = _THUMBNAIL.match(image.get("uri", ""))
+        example = match and _example(app, f"{app.config.gallery_folder}/{match['name']}")
+        if not example:
+            continue
+        config = extract_file_config(example.read_text("utf-8"))
+        if "thumbnail_path" in config and "thumbnail_number" not in config:
+            continue  # a picture of its own, not a figure
+        number = config.get("thumbnail_number", 1)
+        figure = f"{match['folder']}/sphx_glr_{match['name']}_{number:03d}.png"
+        pickled = os.path.join(app.srcdir, figure.lstrip("/")) + PICKLE
+        if number < 1 or not os.path.isfile(pickled):
+            continue
+        example_doc = f"{app.config.gallery_folder}/{match['name']}"
+        # The page holding the thumbnail is read again when the figure or the
+        # example's catalog changes, not only when its own source does.
+        for dependency in (pickled, catalog_path(app.env, example_doc)):
+            app.env.note_dependency(str(dependency))
+        drawn = os.path.join(app.srcdir, _localized_figure(app, figure, pickled, example_doc).lstrip("/"))
+        folder, name = image["uri"].rsplit("/", 1)
+        image["uri"] = f"{folder}/{app.config.language}/{name}"
+        thumbnail = os.path.join(app.srcdir, image["uri"].lstrip("/"))
+        key = _inputs_key(app, example_doc, drawn)
+        if _is_current(app, thumbnail, key):
+            continue
+        size = app.config.sphinx_gallery_conf.get("thumbnail_size", (400, 280))
+        with tempfile.TemporaryDirectory() as scratch:
+            scaled = os.path.join(scratch, name)
+            scale_image(drawn, scaled, *size)
+            data = open(scaled, "rb").read()
+        write_if_changed(thumbnail, data)
+        _made(app, thumbnail, key)
+
+
+# -- Downloads ------------------------------------------------------------------------------
+
+
+def localized_script(path, translate, parse, wrap=True):
+    """The example at *path* with its prose, comments and docstrings translated.
+
+    Sphinx-Gallery's cells stay where they are: the module docstring and each
+    ``# %%`` cell of comment lines hold reST prose, translated message by
+    message (:func:`localized_prose`) and, with *wrap*, wrapped at 79 columns
+    as the English is; code cells keep every token (:func:`localized_code`).
+    A translation that would change the script's tokens is not used.
+    Returns (text, [English texts refused]).
+    """
+    source = open(path, encoding="utf-8").read()
+    lines = source.splitlines(keepends=True)
+    _, blocks = split_code_and_text_blocks(str(path))
+    ends = [block.lineno for block in blocks[1:]] + [len(lines) + 1]
+    pieces, refused = [], []
+    for index, (block, end) in enumerate(zip(blocks, ends, strict=True)):
+        chunk = "".join(lines[block.lineno - 1 : end - 1])
+        if block.type == "code":
+            chunk, rejected = _localized_cell(chunk, translate)
+            refused += rejected
+        elif index == 0:  # the module docstring: the title and the introduction
+            match = re.match(r'(\s*[rRuU]?"""\n?)(.*?)(\n?""")', chunk, re.S)
+            if match:
+                english = code_tokens(chunk)
+
+                def same(body, match=match, english=english):
+                    return same_tokens(match[1] + body + match[3] + chunk[match.end() :], english)
+
+                body, rejected = localized_prose(match[2], translate, parse, same,
+                                                 width=79 if wrap else None)  # fmt: skip
+                refused += rejected
+                opening = re.sub(r'[rRuU]?(?=""")', lambda m: raw_prefix(m[0], body), match[1])
+                chunk = opening + body + match[3] + chunk[match.end() :]
+        else:  # "# " comment lines, then what follows the cell (blank lines) as it is
+            cell = chunk.splitlines(keepends=True)
+            count = next((i for i, line in enumerate(cell) if not line.startswith("#")), len(cell))
+            text = "".join(re.sub(r"^# ?", "", line) for line in cell[:count])
+            body, rejected = localized_prose(text, translate, parse, width=77 if wrap else None)
+            refused += rejected
+            chunk = "".join(f"# {line}".rstrip() + "\n" for line in body.splitlines())
+            chunk += "".join(cell[count:])
+        pieces.append(chunk)
+    script = "".join(pieces)
+    if not same_tokens(script, code_tokens(source)):  # never hand out another program
+        return source, refused + ["(the script as a whole)"]
+    return script, refused
+
+
+@functools.lru_cache(maxsize=128)
+def _localized_cell(code, translate):
+    """:func:`localized_code`, once per cell and translator: the script, then its notebook."""
+    code, refused = localized_code(code, translate)
+    return code, tuple(refused)
+
+
+def notebook_code(notebook):
+    """The code cells of a notebook (a dict, as Sphinx-Gallery makes it), as text."""
+    return ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
+
+
+def localized_downloads(example, translate, parse, gallery_conf):
+    """Return (script, notebook, [English texts refused]) of *example* in a translation.
+
+    The notebook is made from the translated script by Sphinx-Gallery's own
+    converter, its prose left unwrapped: a line break between two Chinese
+    characters of its Markdown reaches the HTML, and Chromium shows it as a
+    space. Both are checked against the English:
+    the script's tokens and each notebook code cell's tokens equal the
+    English ones, else the English is handed out (and the refusal names the
+    whole script).
+    """
+    script, refused = localized_script(example, translate, parse)
+    english = _notebook(example, gallery_conf)
+    with tempfile.TemporaryDirectory() as scratch:  # Sphinx-Gallery parses files, not text
+        path = os.path.join(scratch, os.path.basename(example))
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(localized_script(example, translate, parse, wrap=False)[0])
+        notebook = _notebook(path, gallery_conf, os.path.dirname(example))
+    cells = [code_tokens(cell) for cell in notebook_code(english)]
+    if [code_tokens(cell) for cell in notebook_code(notebook)] != cells:
+        source = open(example, encoding="utf-8").read()
+        return source, english, refused + ["(the notebook's code cells)"]
+    return script, notebook, refused + notebook_refusals(english, notebook)
+
+
+def notebook_refusals(english, notebook):
+    """Give back its English to each Markdown cell of *notebook* that adds a link, an image or
+    HTML to its English cell (checks/safety.notebook_additions); return ``[[what, why]]``."""
+    cells = [[cell for cell in book["cells"] if cell["cell_type"] == "markdown"]
+             for book in (english, notebook)]  # fmt: skip
+    refused = []
+    for ours, theirs in zip(*cells, strict=True):  # the same script's cells
+        added = notebook_additions("".join(ours["source"]), "".join(theirs["source"]))
+        if added:
+            theirs["source"] = ours["source"]
+            refused += [[at, why] for why, at in added]
+    return refused
+
+
+def _notebook(path, gallery_conf, folder=None):
+    """The notebook of the script at *path*, as Sphinx-Gallery makes the English one.
+
+    Its blocks are cleaned as Sphinx-Gallery's ``_clean_script_blocks`` does
+    (blocks to ignore, its configuration comments, a last empty block).
+    """
+    blocks = [parser.Block(label, parser.remove_ignore_blocks(content), line)
+              for label, content, line in parser.split_code_and_text_blocks(str(path))[1]]  # fmt: skip
+    if gallery_conf.get("remove_config_comments"):
+        blocks = [parser.Block(label, parser.remove_config_comments(content), line)
+                  for label, content, line in blocks]  # fmt: skip
+    if blocks[-1].content.isspace():
+        blocks = blocks[:-1]
+    return jupyter_notebook(blocks, gallery_conf, folder or os.path.dirname(path))
+
+
+# The builders that hand out downloads (the EPUB's format is "html" too, but it has none).
+WEB_BUILDERS = ("html", "dirhtml", "singlehtml")
+
+
+def make_downloads(app, env):
+    """In a translated HTML build, make and check every example's downloads, once read.
+
+    They are made from the sources and catalogs in every build (a fraction of
+    a second each); a translation they refuse is reported with the page's
+    refusals (translation_safety.report, which runs after this) and fails the
+    build. Outside of reading: Sphinx's roles need a document of the build.
+    """
+    app.dp_downloads = {}
+    if app.builder.name not in WEB_BUILDERS or not is_translated_build(app.config):
+        return []
+    parse, gallery = rst_document, app.config.gallery_folder
+    for docname in sorted(env.found_docs):
+        example = _example(app, docname) if docname.startswith(gallery + "/") else None
+        if example is None:
+            continue
+        script, notebook, refused = _remembered_downloads(app, docname, example, parse)
+        app.dp_downloads[docname] = (script, notebook)
+        found = refusals_of(env)[f"{docname} (downloads)"] = []
+        _note_refusals(app, docname, refused, found)
+    return []
+
+
+def _remembered_downloads(app, docname, example, parse):
+    """:func:`localized_downloads` of *example*, read back while its inputs stay (:func:`_inputs_key`)."""
+    key = _inputs_key(app, docname, example)
+    kept = os.path.join(app.doctreedir, "downloads", docname.replace("/", "_") + ".json")
+    if _is_current(app, kept, key):
+        with open(kept, encoding="utf-8") as file:
+            return json.load(file)
+    made = localized_downloads(example, _translator(app, docname), parse, app.config.sphinx_gallery_conf)
+    write_if_changed(kept, json.dumps(made).encode())
+    _made(app, kept, key)
+    return made
+
+
+def write_downloads(app, exception):
+    """In a translated HTML build, write each example's downloads over Sphinx-Gallery's English."""
+    if exception is not None or app.builder.name not in WEB_BUILDERS:
+        return
+    made = getattr(app, "dp_downloads", {})
+    downloads = {str(source): str(dest) for source, (_, dest) in app.env.dlfiles.items()}
+    folder = os.path.join(app.outdir, "_downloads")
+    for source, dest in downloads.items():
+        docname = os.path.splitext(source)[0]
+        if not source.endswith(".py") or docname not in made:
+            continue  # not an example's, or an English build (made nothing)
+        if not os.path.isfile(os.path.join(folder, dest)):
+            continue  # a copy without downloads
+        script, notebook = made[docname]
+        notebook = json.dumps(notebook, indent=2, ensure_ascii=False)
+        stem = os.path.basename(docname)
+        written = {".py": script.encode(), ".ipynb": notebook.encode()}
+        written[".zip"] = zipped([(stem + suffix, data) for suffix, data in written.items()])
+        for suffix, data in written.items():
+            if docname + suffix in downloads:
+                write_if_changed(os.path.join(folder, downloads[docname + suffix]), data)
+
+
+def setup(app):
+    """Register the handlers."""
+    app.connect("doctree-read", offer)
+    app.connect("doctree-read", localize, priority=400)  # before the image collector
+    app.connect("env-updated", make_downloads, priority=400)  # before the refusals' report
+    app.connect("build-finished", write_downloads)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,69 @@
+"""The live preview's banner after a failed rebuild, in the page's language.
+
+The live preview (build/live_preview.py) serves the last good build when
+a rebuild fails, and puts this banner on every page it serves until a rebuild
+succeeds: what happened, in the reader's language, and the reason, as
+``make html`` reports it (file, line and message, which stay as they are).
+The sentences are interface strings like the others: offered to sphinx.pot
+by a gettext build, translated in each language's sphinx.po. The preview is
+not a Sphinx build, so it reads the translation from the language's
+``sphinx.po`` itself, as strictly as the build reads it, and escapes it: a
+translation is text, never markup.
+"""
+
+import html
+from pathlib import Path
+
+from extensions.interface_strings import offer
+from catalogs.po import CatalogError, is_translated, read
+
+FAILED = "The last rebuild failed, so this page is from the last good build."
+REASON = "What make html would refuse, as it reports it:"
+FIX = "Fix it and save: the page reloads itself after the next good rebuild."
+STRINGS = (FAILED, REASON, FIX)
+STYLE = ("position:fixed;bottom:0;left:0;right:0;max-height:40vh;overflow:auto;margin:0;"
+         "padding:.5em 1em;background:#b00020;color:#fff;z-index:1000;font:15px/1.4 sans-serif")  # fmt: skip
+
+
+def translations(locale_dir, lang):
+    """{English: translation} of the banner's sentences in *lang*'s sphinx.po (none if unreadable)."""
+    po = Path(locale_dir) / lang / "LC_MESSAGES" / "sphinx.po"
+    try:
+        catalog = read(po, lang)
+    except (CatalogError, OSError):
+        return {}  # a broken sphinx.po: the banner says so in English
+    found = {}
+    for english in STRINGS:
+        message = catalog.get(english)
+        if message is not None and is_translated(message):
+            found[english] = message.string
+    return found
+
+
+def banner(locale_dir, lang, why, html_lang):
+    """The banner's HTML for a page of *lang* whose rebuild failed for *why* (lines of text)."""
+    said = translations(locale_dir, lang)
+
+    def text(english):
+        shown = said.get(english, english)
+        tag = html_lang if english in said else "en"
+        return f'<span lang="{tag}">{html.escape(shown)}</span>'
+
+    reason = html.escape(why.strip() or "(see the terminal)")
+    return (
+        f'<div id="live-preview-failed" role="alert" style="{STYLE}">'
+        f'<p style="margin:0"><strong>{text(FAILED)}</strong> {text(REASON)}</p>'
+        f'<pre lang="en" style="margin:.3em 0;white-space:pre-wrap;background:none;'
+        f'color:#fff">{reason}</pre><p style="margin:0">{text(FIX)}</p></div>'
+    )
+
+
+def offer_strings(app, env):
+    """In a gettext build, put the banner's sentences into sphinx.pot."""
+    offer(app, STRINGS, __file__)
+
+
+def setup(app):
+    """Offer the banner's sentences to translators."""
+    app.connect("env-updated", offer_strings)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,314 @@
+"""A translation adds words to a page, never HTML, scripts, unsafe links or directives.
+
+English sources are trusted; translations come from volunteers' pull requests,
+and every pull request is built. In a translated build:
+
+* :class:`RememberEnglish`, just before Sphinx's i18n ``Locale`` transform,
+  notes what each translatable node holds beyond words (raw HTML, images,
+  downloads, substitutions, math, event-handler attributes) and where its
+  links lead, and turns off file insertion (``include``, ``literalinclude``,
+  ``raw :file:``) while Locale parses the translations.
+* Every source parser is wrapped (:func:`guard_parsers`): a translation that
+  parses to something other than a paragraph or a title (an HTML block, a
+  directive) becomes a paragraph of its own text, marked refused.
+* :class:`RefuseAdditions`, just after Locale, refuses a translation that
+  holds any of the above where its English does not, that links a host or a
+  scheme its English does not link, that spans lines (what follows a line
+  break can be a directive or an HTML block), that was marked refused, or
+  that Locale could not use: gate/only_words.py judges, for
+  ``make check`` too. The node shows the catalog entry as
+  plain text instead, and the refusal names the catalog and line.
+* ``sphinx.po`` reaches the page through the templates (ours, the theme's
+  and Sphinx's), through Sphinx's own Python (a heading link's title, the
+  PDF's date) and through other projects' scripts (sphinx-copybutton), none
+  of which escape it. compiled_catalogs.py compiles no interface
+  translation that adds a character able to end or start markup, a word its
+  English lacks, or that is not one of the site's extracted strings
+  (gate/words.py; the build fails, naming the entry).
+  :func:`escape_templates` still gives the templates a gettext that judges
+  each translation again by that rule where it is written (the English
+  instead of one it refuses) and returns it as text, escaped for HTML; only
+  where the English itself holds HTML may the translation keep exactly that
+  HTML. Our templates escape further where a string lands elsewhere:
+  ``css_string`` for CSS, ``text|tojson`` for JSON. Sphinx reads no
+  ``sphinx.js`` of ours: its catalog folder holds .mo files only
+  (compiled_catalogs.py).
+
+Every refusal fails the build, with or without ``-W``; what was written is
+already neutralised. conf/content_security_policy.py is the next layer: a script
+that got through anyway would not run.
+"""
+
+import os
+
+from docutils import nodes
+from markupsafe import Markup
+from sphinx import addnodes
+from sphinx.errors import SphinxError
+from sphinx.locale import get_translator
+from sphinx.transforms import SphinxTransform
+from sphinx.transforms.i18n import parse_noqa
+from sphinx.util import logging
+from sphinx.util.i18n import docname_to_domain
+from sphinx.util.nodes import LITERAL_TYPE_NODES, extract_messages
+
+from extensions.bilingual import is_translated_build
+from extensions.compiled_catalogs import catalog_folder, interface_glossary
+from gate import only_words
+from catalogs.repository import ReviewError
+from catalogs.po import CatalogError, catalog_text, is_translated, messages, msgstr_line, read
+from gate.words import has_markup, interface_verdict, markup_problems
+
+logger = logging.getLogger(__name__)
+
+# Their translation changes only an attribute the HTML writer escapes (a meta
+# tag's content, a toctree's caption).
+ATTRIBUTE_ONLY = (nodes.meta, addnodes.translatable)
+# What Locale expects a msgstr to parse to; anything else (raw, a directive's
+# output) is refused. A translated title parses to a section; a literal block
+# or an image (gettext_additional_targets) to itself.
+PARSED_AS = (nodes.paragraph, nodes.section, nodes.literal_block, nodes.image)
+
+
+class TranslationRefused(SphinxError):
+    """A translation file the build must not use at all."""
+
+    category = "Translation refused"
+
+
+def catalog_files(srcdir, config, domain):
+    """The catalog (.po) of *domain* for the build's language, in a list if it exists."""
+    po = catalog_folder(srcdir, config) / config.language / "LC_MESSAGES" / f"{domain}.po"
+    return [po] if po.is_file() else []
+
+
+def catalog_entry(srcdir, config, domain, msgid, holding=None):
+    """Return ``catalog:line`` of *msgid*'s translation in *domain*, or None.
+
+    With *holding* instead of a msgid: of the first translation that holds
+    that text, at the line that does.
+    """
+    for po in catalog_files(srcdir, config, domain):
+        try:
+            catalog = read(po)
+        except CatalogError:  # not a catalog; compiled_catalogs.py reported it
+            continue
+        found = [catalog.get(msgid)] if holding is None else [
+            m for m in messages(catalog) if isinstance(m.string, str) and holding in m.string]  # fmt: skip
+        for message in found:
+            if message is not None and is_translated(message):
+                lines = catalog_text(po).split("\n")
+                return f"{po}:{msgstr_line(lines, message, holding or '')}"
+    return None
+
+
+def guarded(parser):
+    """Return *parser* made to turn a translation that is not one paragraph or title into text."""
+
+    class Guarded(parser):
+        def parse(self, inputstring, document):
+            # How sphinx.transforms.i18n names the document of a msgstr.
+            translated = document["source"].endswith(":<translated>")
+            try:
+                super().parse(inputstring, document)
+            except Exception:  # a directive Sphinx itself fails on (.. productionlist:: x)
+                if not translated:
+                    raise
+                document[:] = []
+            if not translated:
+                return
+            if not (document[:1] and isinstance(document[0], PARSED_AS)):
+                refused = nodes.inline(inputstring, inputstring, refused=True)
+                document[:] = [nodes.paragraph("", "", refused)]
+
+    Guarded.__name__ = Guarded.__qualname__ = f"Guarded{parser.__name__}"
+    return Guarded
+
+
+def guard_parsers(app):
+    """In a translated build, wrap every registered source parser with :func:`guarded`."""
+    if is_translated_build(app.config):
+        for parser in set(app.registry.get_source_parsers().values()):
+            app.add_source_parser(guarded(parser), override=True)
+
+
+def neutralise(node, msgstr):
+    """Show *msgstr* as plain text in place of what Locale made of it."""
+    if isinstance(node, nodes.TextElement) and not isinstance(node, nodes.raw):
+        node[:] = [nodes.Text(msgstr)]
+    else:  # a raw node or an image translated as a whole
+        text = nodes.inline if isinstance(node.parent, nodes.TextElement) else nodes.paragraph
+        node.replace_self(text(msgstr, msgstr))
+
+
+class RememberEnglish(SphinxTransform):
+    """Note what each translatable node holds beyond words; no file insertion in translations."""
+
+    default_priority = 19  # just before sphinx.transforms.i18n.Locale (20)
+
+    def apply(self, **kwargs):
+        if not is_translated_build(self.config):
+            return
+        # Locale parses every msgstr with this document's settings.
+        settings = self.document.settings
+        self.document.translation_safety = (
+            settings.file_insertion_enabled,
+            [
+                (node, msg, (only_words.additions(node), only_words.links(node)))
+                for node, msg in extract_messages(self.document)
+            ],
+        )
+        settings.file_insertion_enabled = False
+
+
+class RefuseAdditions(SphinxTransform):
+    """Refuse and neutralise what a translation added; record where it came from."""
+
+    default_priority = 21  # just after Locale
+
+    def apply(self, **kwargs):
+        noted = getattr(self.document, "translation_safety", None)
+        if noted is None:
+            return
+        del self.document.translation_safety  # doctrees are pickled
+        self.document.settings.file_insertion_enabled, messages = noted
+        docname = self.env.current_document.docname
+        domain = docname_to_domain(docname, self.config.gettext_compact)
+        catalog = get_translator(domain)  # as Locale loaded it
+        refused, neutralised = [], []
+        for node, msg, english in messages:
+            msgstr = catalog.gettext(msg)
+            if not isinstance(node, LITERAL_TYPE_NODES):
+                msgstr, _ = parse_noqa(msgstr)
+            if not msgstr.strip() or msgstr == msg or isinstance(node, ATTRIBUTE_ONLY):
+                continue
+            reasons = refusals(node, msg, msgstr, english)
+            if not reasons:
+                continue
+            if shown(node) and node not in neutralised:  # an image comes twice: alt, URI
+                neutralise(node, msgstr)
+                neutralised.append(node)
+            where = catalog_entry(self.env.srcdir, self.config, domain, msg)
+            refused.append((where or f"{node.source}:{node.line}", "; ".join(reasons)))
+        refusals_of(self.env)[docname] = refused
+
+
+def refusals(node, msg, msgstr, english):
+    """Return why the translation *msgstr* of *node* (English *msg*) is refused."""
+    # An image or empty literal block parsed for a paragraph leaves it empty.
+    emptied = not node.children and not isinstance(node, nodes.image)
+    used = shown(node) and not emptied and not any(n.get("refused") for n in node.findall(nodes.inline))
+    judged = only_words.refusals(msg, msgstr, english, node if used else None,
+                                 literal=isinstance(node, LITERAL_TYPE_NODES))  # fmt: skip
+    return [f"{why} ({url})" if url else why for why, url in judged]
+
+
+def shown(node):
+    """True if the page shows Locale's translation of *node*.
+
+    Locale marks an image untranslated even when it took the translation's
+    alt text or, with ``gettext_additional_targets``, its URI.
+    """
+    return bool(node.get("translated")) or isinstance(node, nodes.image)
+
+
+def refusals_of(env):
+    """The refusals recorded in *env*: {docname or "sphinx": [(location, reason)]}."""
+    if not hasattr(env, "refused_translations"):
+        env.refused_translations = {}
+    return env.refused_translations
+
+
+def shown_translation(english, translation, refused):
+    """What the templates write for *translation* of *english*: text, or the English's HTML.
+
+    *refused(english, translation)* says why a translation may not be shown
+    (translation/words.interface_verdict, by which compiled_catalogs.py
+    compiled none): the English is written instead.
+    """
+    html = has_markup(english)
+    if translation != english and (
+        refused(english, translation) or html and markup_problems(english, translation)
+    ):
+        translation = english
+    return Markup(translation) if html else Markup.escape(translation)
+
+
+def escape_templates(app):
+    """Make the templates' gettext return translations judged and escaped (see shown_translation)."""
+    templates = getattr(app.builder, "templates", None)
+    environment = getattr(templates, "environment", None)
+    if environment is None or "gettext" not in environment.globals:
+        return  # a builder without Jinja templates
+    gettext, ngettext = environment.globals["gettext"], environment.globals["ngettext"]
+    language, judged = app.config.language, {}
+    try:
+        glossary = interface_glossary(os.environ.get("BASE") or None)
+    except ReviewError:  # compiled_catalogs.py reports it
+        glossary = ()
+
+    def refused(english, translation):
+        if (english, translation) not in judged:
+            judged[english, translation] = interface_verdict(english, translation, glossary, language)
+        return judged[english, translation]
+
+    environment.install_gettext_callables(
+        gettext=lambda english: shown_translation(english, gettext(english), refused),
+        ngettext=lambda one, many, n: shown_translation(one if n == 1 else many,
+                                                        ngettext(one, many, n), refused),
+    )  # fmt: skip
+    # Where a string lands outside HTML: {{ _("Out:")|css_string }}, {{ _("Copied")|text }}.
+    environment.filters["text"] = lambda value: value.unescape() if isinstance(value, Markup) else value
+    environment.filters["css_string"] = css_string
+
+
+def css_string(value):
+    """*value* (HTML-escaped or text) as a quoted CSS string.
+
+    Every ASCII character but letters, digits and spaces is a hex escape, so
+    nothing can end the string (a quote, a line break, a backslash) or the
+    ``<style>`` element (``</``); other characters cannot.
+    """
+    text = value.unescape() if isinstance(value, Markup) else str(value)
+    safe = lambda c: c.isalnum() or c == " " or not c.isascii()  # noqa: E731
+    return '"' + "".join(c if safe(c) else f"\\{ord(c):x} " for c in text) + '"'
+
+
+def report(app, env):
+    """Log every refusal, of this build's documents and of earlier ones still refused."""
+    for _, refused in sorted(refusals_of(env).items()):
+        for location, reason in refused:
+            logger.error(
+                "translation refused: %s. Markup, links and directives come from the "
+                "English; translate only its words.", reason, location=location,
+            )  # fmt: skip
+
+
+def fail_if_refused(app, exception):
+    """Fail the build, even without -W, while any translation is refused."""
+    if exception is None and any(refusals_of(app.env).values()):
+        app.statuscode = 1
+
+
+def purge(app, env, docname):
+    """Forget a document's refusals before it is read again."""
+    refusals_of(env).pop(docname, None)
+
+
+def merge(app, env, docnames, other):
+    """Take the refusals a parallel reader recorded."""
+    refusals_of(env).update({d: refusals_of(other).get(d, []) for d in docnames})
+
+
+def setup(app):
+    """Register the transforms and handlers."""
+    app.setup_extension("extensions.compiled_catalogs")  # catalog_sources
+    app.add_transform(RememberEnglish)
+    app.add_transform(RefuseAdditions)
+    app.connect("builder-inited", guard_parsers)
+    app.connect("builder-inited", escape_templates)
+    app.connect("env-purge-doc", purge)
+    app.connect("env-merge-info", merge)
+    app.connect("env-updated", report)
+    app.connect("build-finished", fail_if_refused)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,1 @@
+"""make check: each translation judged against its English, without a build."""

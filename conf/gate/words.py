@@ -1,0 +1,239 @@
+"""What a translation may put where it lands: words, never a way out of that place.
+
+The character rules of every catalog, in one place: ``make check`` reports
+what they find (checks/safety.py, checks/interface.py) and the build compiles
+no entry they refuse (extensions/compiled_catalogs.py), failing with the
+entry's file and line.
+
+* :func:`controls`: no invisible or direction-changing character in any
+  translation (Unicode's format, control, private-use and unassigned
+  characters, line and paragraph separators, variation selectors, the Hangul
+  fillers): they make code or a sentence read other than it runs or says
+  (Trojan Source, CVE-2021-42574).
+* :func:`too_long`: a translation may be at most four times as long as its
+  English, plus 500 characters, and 6,000 at most: no reader of it is given
+  more than a translation can need (docutils recurses once per link it
+  finds, and about 980 of them, 7,800 characters, overflow Python's stack;
+  the longest English entry here has 1,450 characters).
+* :func:`interface_problems`: an interface string (``sphinx.po``) lands where
+  nobody escapes it for us. Sphinx's own Python writes some into HTML
+  attributes (a heading link's title) and LaTeX (the date, "Index") as they
+  are, and other projects' scripts write them into HTML (sphinx-copybutton's
+  tooltip). So its translation may add none of the characters that end or
+  start markup in HTML, JavaScript, CSS, LaTeX, Markdown or reST; where the
+  English is HTML itself, the translation keeps exactly its HTML. Nor may it
+  add a word of any script but Chinese characters, or a number, that its
+  English lacks (or the glossary's rendering of one of its terms), and it
+  keeps exactly the English's placeholders (``%(name)s``, ``%s``,
+  ``${name}``): a provenance sentence cannot claim a GPU, a version or a
+  count that the facts do not fill in, nor drop the fact that says otherwise.
+  Words are compared as Unicode's compatibility normalisation (NFKC) reads
+  them (``Ｈ１００`` and ``𝐇𝟏𝟎𝟎`` are ``H100``), case aside; a digit of any
+  script is a number, and so is a run of Chinese numerals (``八``, ``二〇二六``,
+  ``两``), except a lone ``一`` (mostly "a", "once") and the few words in
+  which numerals are no number (:data:`NOT_NUMBERS`).
+"""
+
+import re
+import unicodedata
+from collections import Counter
+from html.parser import HTMLParser
+
+# What starts or ends markup in HTML (text, attributes), JavaScript and CSS
+# strings, LaTeX, Markdown and reST; and the line breaks that end a string.
+MARKUP = "<>&\"'`\\{}$#^_~%[]*|\n\r\f\v"
+# Invisible characters outside Unicode's format category: variation
+# selectors and the Hangul fillers, which render as nothing.
+_INVISIBLE = {0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0, *range(0xFE00, 0xFE10),
+              *range(0xE0100, 0xE01F0)}  # fmt: skip
+MAX_TRANSLATION = 6000  # characters of any one translation
+# A placeholder that Python's %-formatting, str.format or a JavaScript template fills in
+# (strftime's %b and %Y are none: a date's translation may choose its own).
+_PLACEHOLDER = re.compile(r"%(?:\(\w+\))?[-#0 +]*(?:\d+|\*)?(?:\.\d+)?[diouxXeEfFgGcrsa%]|\$?\{\w*\}")
+# What words leave out: those placeholders, and every %-directive (strftime's too).
+_DIRECTIVE = re.compile(rf"{_PLACEHOLDER.pattern}|%(?:\(\w+\))?[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]")
+# Chinese numerals and their values; units multiply what precedes them.
+# (参/參, 3 in accounting, is left out: it is the 参 of 参数, "parameter".)
+_DIGITS = dict(zip("〇零一壹二两兩贰貳三叁四肆五伍六陆陸七柒八捌九玖",
+                   (0, 0, 1, 1, 2, 2, 2, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 6, 7, 7, 8, 8, 9, 9)))  # fmt: skip
+_UNITS = {"十": 10, "拾": 10, "百": 100, "佰": 100, "千": 1000, "仟": 1000, "万": 10**4,
+          "萬": 10**4, "亿": 10**8, "億": 10**8}  # fmt: skip
+# Words whose numerals are no number: "very", "in case", "by all means", "one by one",
+# "both", and the common words of accounting numerals ("team", "mainland", "one after
+# another", "tidy up").
+NOT_NUMBERS = ("十分", "万一", "萬一", "千万", "千萬", "一一", "两者", "兩者", "二者", "队伍",
+               "隊伍", "大陆", "大陸", "陆续", "陸續", "收拾")  # fmt: skip
+_ENGLISH_NUMBERS = {name: str(value) for value, name in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}  # fmt: skip
+
+
+def too_long(english, translation):
+    """Why *translation* is too long to be a translation of *english*, or None."""
+    limit = min(4 * len(english) + 500, MAX_TRANSLATION)
+    if len(translation) <= limit:
+        return None
+    if limit == MAX_TRANSLATION:  # a long English: its length is not the reason
+        return (f"it is longer than any one translation may be ({len(translation)} characters;"
+                f" at most {limit}, which no parser's stack overflows): split the paragraph")  # fmt: skip
+    return (f"it is far longer than its English ({len(translation)} characters for"
+            f" {len(english)}; at most {limit})")  # fmt: skip
+
+
+def controls(text):
+    """The invisible and direction-changing characters of *text*, each once, named."""
+    found = []
+    for char in dict.fromkeys(text):
+        if char in "\n\t":
+            continue
+        if unicodedata.category(char) in ("Cc", "Cf", "Co", "Cn", "Zl", "Zp", "Cs") or \
+                ord(char) in _INVISIBLE:  # fmt: skip
+            name = unicodedata.name(char, "unnamed")
+            found.append(f"U+{ord(char):04X} ({name})")
+    return found
+
+
+def added_controls(english, translation):
+    """The controls of *translation* that its *english* does not hold, as characters."""
+    return [c for c in dict.fromkeys(translation) if c not in english and controls(c)]
+
+
+class _Markup(HTMLParser):
+    """Count the tags, comments and declarations of a string."""
+
+    def __init__(self, text):
+        super().__init__(convert_charrefs=True)
+        self.found = Counter()
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        self.found["<", tag, tuple(attrs)] += 1
+
+    handle_startendtag = handle_starttag
+
+    def handle_endtag(self, tag):
+        self.found["</", tag] += 1
+
+    def handle_comment(self, data):
+        self.found["<!--", data] += 1
+
+    handle_decl = handle_pi = unknown_decl = handle_comment
+
+
+def has_markup(english):
+    """True if the interface string *english* is HTML itself (a tag or an entity)."""
+    return "<" in english or "&" in english
+
+
+def placeholders(text):
+    """The placeholders of *text*, in order (``%(name)s``, ``%s``, ``%%``, ``{name}``, ``${name}``)."""
+    return _PLACEHOLDER.findall(text)
+
+
+def _han(char):
+    """True for a Chinese character (NFKC has made compatibility ideographs unified ones)."""
+    return char == "〇" or unicodedata.name(char, "").startswith("CJK UNIFIED IDEOGRAPH")
+
+
+def _han_number(run):
+    """The value of the Chinese numerals *run* (二〇二六 → 2026, 三百二十 → 320), as text."""
+    if all(c in _DIGITS for c in run):
+        return "".join(str(_DIGITS[c]) for c in run)
+    total = section = digit = 0
+    for char in run:
+        if char in _DIGITS:
+            digit = _DIGITS[char]
+        elif _UNITS[char] >= 10**4:
+            total += (section + digit or 1) * _UNITS[char]
+            section = digit = 0
+        else:
+            section += (digit or 1) * _UNITS[char]
+            digit = 0
+    return str(total + section + digit)
+
+
+def words(text):
+    """The words (of any script but Chinese characters) and numbers of *text*, placeholders
+    left out, as NFKC reads them, case aside; a number as its digits (八, ８, ٨: 8)."""
+    text = unicodedata.normalize("NFKC", _DIRECTIVE.sub(" ", text)).casefold()
+    for word in NOT_NUMBERS:
+        text = text.replace(word, " ")
+    found, run, kind = set(), [], None
+
+    def end():
+        if kind == "han" and run != ["一"]:
+            found.add(_han_number(run))
+        elif kind == "word":
+            word = "".join(run)
+            found.update([word, _ENGLISH_NUMBERS.get(word, word)])
+
+    for char in text + " ":
+        if _han(char):
+            now = "han" if char in _DIGITS or char in _UNITS else None
+        elif char.isalnum() or unicodedata.category(char).startswith("M"):
+            now = "word"
+            if char.isnumeric():  # a digit or numeral of any script, as its value
+                value = unicodedata.numeric(char)
+                char = str(int(value)) if value == int(value) else str(value)
+        else:
+            now = None
+        if now != kind:
+            end()
+            run, kind = [], now
+        if now:
+            run.append(char)
+    return found
+
+
+def markup_problems(english, translation):
+    """Why *translation* of *english* could end or start markup where it lands, or []."""
+    reasons = []
+    if has_markup(english) and _Markup(translation).found != _Markup(english).found:
+        reasons.append("its HTML is not exactly the English's")
+    extra = [c for c in MARKUP if translation.count(c) > english.count(c)]
+    if extra:
+        shown = " ".join(repr(c)[1:-1] if c.isspace() else c for c in extra)
+        reasons.append(f"it adds {shown}, which can end or start markup where it lands"
+                       " (HTML, a script, CSS, LaTeX, Markdown)")  # fmt: skip
+    return reasons
+
+
+def interface_problems(english, translation, allowed_words=()):
+    """Why *translation* of the interface string *english* may not be shown, or [].
+
+    *allowed_words* are words a translation may add: the glossary's Latin
+    words for the terms of *english* (notebook -> Jupyter Notebook).
+    """
+    reasons = markup_problems(english, translation)
+    allowed = {word for text in allowed_words for word in words(text)}
+    new = sorted(words(translation) - words(english) - allowed)
+    if new:
+        reasons.append(f"it adds words or numbers the English does not say: {' '.join(new)[:80]}")
+    theirs, ours = placeholders(english), placeholders(translation)
+    positional = [p for p in theirs if p[1:2] != "(" and not p.endswith("}")]
+    if sorted(ours) != sorted(theirs) or [p for p in ours if p in positional] != positional:
+        reasons.append(f"its placeholders are not the English's ({' '.join(theirs) or 'none'}):"
+                       " it keeps each, as often as the English has it, and the order of"
+                       " those without a name")  # fmt: skip
+    hidden = added_controls(english, translation)
+    if hidden:
+        reasons.append("it holds invisible or direction-changing characters: "
+                       + ", ".join(controls("".join(hidden))))  # fmt: skip
+    return reasons
+
+
+def interface_verdict(english, translation, glossary, lang):
+    """Why *lang*'s *translation* of the interface string *english* may not be shown, or []:
+    :func:`interface_problems`, the *glossary*'s words for its terms allowed. The one rule of
+    make check (checks/interface.py), the .mo (compiled_catalogs.py) and the templates
+    (translation_safety.py)."""
+    return interface_problems(english, translation, glossary_words(english, glossary, lang))
+
+
+def glossary_words(english, glossary, lang):
+    """The words (words()) the *glossary* (rows of locale/glossary.csv) gives *lang* for *english*'s terms."""
+    found = set()
+    for row in glossary:
+        if re.search(rf"\b{re.escape(row['en'])}(?:e?s)?\b", english, re.IGNORECASE):
+            found |= words(row.get(lang) or "")
+    return found

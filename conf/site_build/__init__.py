@@ -1,1 +1,0 @@
-"""Scripts that build the site and measure it: the site build, Read the Docs, live preview, bench, stress."""
