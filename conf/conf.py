@@ -176,7 +176,7 @@ sphinx_gallery_conf = {
         "extensions.localized_examples.readable_figures",
         "extensions.example_guard.arm_timeout",
         "extensions.provenance.record",
-    ),  # fmt: skip
+    ),
     "reset_modules_order": "both",
     # Each example runs as ``python example.py`` would: __file__ set, no __spec__.
     "reset_argv": "extensions.example_guard.run_as_script",

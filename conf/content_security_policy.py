@@ -49,9 +49,11 @@ def inline_script_hashes(folders):
 def policy(hashes):
     """The site's policy, allowing the inline scripts of *hashes*."""
     scripts = " ".join(["'self'", "'unsafe-eval'", *hashes])
-    return (f"default-src 'self'; script-src {scripts}; style-src 'self' 'unsafe-inline'; "
-            "img-src 'self' data:; object-src 'none'; frame-src 'none'; worker-src 'none'; "
-            "base-uri 'self'; form-action 'self'")  # fmt: skip
+    return (
+        f"default-src 'self'; script-src {scripts}; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data:; object-src 'none'; frame-src 'none'; worker-src 'none'; "
+        "base-uri 'self'; form-action 'self'"
+    )
 
 
 def meta(content):

@@ -41,15 +41,23 @@ from languages import LANGUAGES  # noqa: E402
 # interface: a new page costs a third of the browser's CPU (0.16 against 0.49 core-s).
 CHROMIUM = os.environ.get("CHROMIUM") or next(
     (path for path in ("/usr/bin/chromium-headless-shell", "/usr/bin/chromium") if Path(path).exists()),
-    "/usr/bin/chromium")  # fmt: skip
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]  # fmt: skip
+    "/usr/bin/chromium",
+)
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 DESKTOP = {"width": 1280, "height": 900}
 SHOTS = ROOT / "_build" / "screenshots"
 # The Nu Html Checker, from npm (vnu-jar): .ci/run installs it here.
-VNU_JAR = Path(os.environ.get("VNU_JAR") or Path.home() / ".cache" / "dp-tools" / "node_modules"
-               / "vnu-jar" / "build" / "dist" / "vnu.jar")  # fmt: skip
+VNU_JAR = Path(
+    os.environ.get("VNU_JAR")
+    or Path.home() / ".cache" / "dp-tools" / "node_modules" / "vnu-jar" / "build" / "dist" / "vnu.jar"
+)
 VNU_INSTALL = "npm install --prefix ~/.cache/dp-tools vnu-jar@26.9.27 (or set VNU_JAR=path)"
 # What each optional marker's tests need: (the tool, installed?, how to install it).
 CHROMIUM_TOOL = (
@@ -66,12 +74,21 @@ OPTIONAL_TOOLS = {
     "browser": [CHROMIUM_TOOL],
     "java": [JAVA_TOOL],
     "vnu": [(f"the Nu Html Checker ({VNU_JAR})", VNU_JAR.is_file, VNU_INSTALL), JAVA_TOOL],
-    "shellcheck": [("shellcheck (for actionlint)", lambda: shutil.which("shellcheck") is not None,
-                    "apt-get install shellcheck")],
-    "gettext": [("GNU gettext (msgmerge, msgcat, msgattrib)",
-                 lambda: all(shutil.which(t) for t in ("msgmerge", "msgcat", "msgattrib")),
-                 "apt-get install gettext (Debian, Ubuntu) or brew install gettext (macOS)")],
-}  # fmt: skip
+    "shellcheck": [
+        (
+            "shellcheck (for actionlint)",
+            lambda: shutil.which("shellcheck") is not None,
+            "apt-get install shellcheck",
+        )
+    ],
+    "gettext": [
+        (
+            "GNU gettext (msgmerge, msgcat, msgattrib)",
+            lambda: all(shutil.which(t) for t in ("msgmerge", "msgcat", "msgattrib")),
+            "apt-get install gettext (Debian, Ubuntu) or brew install gettext (macOS)",
+        )
+    ],
+}
 
 
 @functools.cache
@@ -108,8 +125,7 @@ def pytest_report_header(config):
         for what, how in absent:
             tools.setdefault((what, how), []).append(marker)
     for (what, how), markers in tools.items():
-        lines.append(f"missing {what}: the tests marked {', '.join(markers)} will be skipped;"
-                     f" install: {how}")  # fmt: skip
+        lines.append(f"missing {what}: the tests marked {', '.join(markers)} will be skipped; install: {how}")
     return lines
 
 
@@ -137,8 +153,9 @@ def pytest_collection_modifyitems(config, items):
     modules = collections.defaultdict(list)
     for item in items:
         modules[item.nodeid.split("::")[0]].append(seconds.get(item.nodeid))
-    total = {module: sum(filter(None, known)) if any(known) else float("inf")
-             for module, known in modules.items()}  # fmt: skip
+    total = {
+        module: sum(filter(None, known)) if any(known) else float("inf") for module, known in modules.items()
+    }
     # Stable: each module's tests stay in order. Unknown modules: the most tests first.
     items.sort(key=lambda item: (-total[module := item.nodeid.split("::")[0]], -len(modules[module])))
 
@@ -264,8 +281,9 @@ def printed_lines(site, name, lang="en"):
 def site():
     """Build all three languages once (incrementally) and return _build/html."""
     with one_worker_at_a_time():
-        result = subprocess.run([sys.executable, "conf/build/site.py", "html"],
-                                cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+        result = subprocess.run(
+            [sys.executable, "conf/build/site.py", "html"], cwd=ROOT, capture_output=True, text=True
+        )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     return ROOT / "_build" / "html"
 
@@ -321,8 +339,13 @@ def mini_built(tmp_path_factory):
         if not done.exists():
             shutil.rmtree(project.parent, ignore_errors=True)
             mini_copy(project)
-            result = subprocess.run([sys.executable, "conf/build/site.py", "html"],
-                                    cwd=project, capture_output=True, text=True, env=outside_env())  # fmt: skip
+            result = subprocess.run(
+                [sys.executable, "conf/build/site.py", "html"],
+                cwd=project,
+                capture_output=True,
+                text=True,
+                env=outside_env(),
+            )
             assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
             done.touch()
     return project
@@ -490,8 +513,10 @@ def visit(browser):
         dialogs, requests, blocked = [], [], set()
         page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
         page.on("request", lambda request: requests.append(request.url))
-        page.on("requestfailed", lambda request: "csp" in (request.failure or "").lower()
-                and blocked.add(request.url))  # fmt: skip
+        page.on(
+            "requestfailed",
+            lambda request: "csp" in (request.failure or "").lower() and blocked.add(request.url),
+        )
         page.on("framenavigated", lambda frame: requests.append(frame.url))
         if route:
             page.route(url, route)
@@ -528,8 +553,11 @@ def build_offline(*args, cwd=ROOT):
     """Run build_offline.py; return the completed process."""
     return subprocess.run(
         [sys.executable, "conf/build/offline.py", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def gallery_digest():

@@ -58,13 +58,19 @@ SITE_LIMIT = 2400  # the three languages from nothing, on a fresh runner
 TESTS_LIMIT = 1500  # the CUDA tests, the site built
 NOTEBOOK_LIMIT = 900
 TAIL = 1500  # characters of a step's output kept in the report
-PAGES = {"01": "plot_01_dataparallel", "02": "plot_02_dataparallel_in_depth",
-         "03": "plot_03_distributed_data_parallel", "04": "plot_04_train_with_ddp",
-         "05": "plot_05_fsdp2"}  # fmt: skip
+PAGES = {
+    "01": "plot_01_dataparallel",
+    "02": "plot_02_dataparallel_in_depth",
+    "03": "plot_03_distributed_data_parallel",
+    "04": "plot_04_train_with_ddp",
+    "05": "plot_05_fsdp2",
+}
 # What one run cannot prove, by the number of GPUs it had.
-OUT_OF_REACH = ("several machines (each decides on its own LOCAL_WORLD_SIZE; a checkpoint folder"
-                " they share), MIG, /dev/shm limits in containers, bfloat16 on GPUs older than"
-                " Ampere, Windows")  # fmt: skip
+OUT_OF_REACH = (
+    "several machines (each decides on its own LOCAL_WORLD_SIZE; a checkpoint folder"
+    " they share), MIG, /dev/shm limits in containers, bfloat16 on GPUs older than"
+    " Ampere, Windows"
+)
 
 
 def facts():
@@ -87,20 +93,27 @@ def facts():
 def unproven(gpus):
     """What a run on a machine with *gpus* GPUs cannot prove, each in a line."""
     if not gpus:
-        return ["anything about CUDA: no GPU, so every process ran on the CPU with gloo, no"
-                " notebook met the GPU refusal, no page measured GPU memory, and the real"
-                " nn.DataParallel ran nowhere", OUT_OF_REACH]  # fmt: skip
+        return [
+            "anything about CUDA: no GPU, so every process ran on the CPU with gloo, no"
+            " notebook met the GPU refusal, no page measured GPU memory, and the real"
+            " nn.DataParallel ran nowhere",
+            OUT_OF_REACH,
+        ]
     lines = []
     if gpus == 1:
-        lines.append("NCCL between GPUs: every NCCL group here had one rank, so no all-reduce,"
-                     " all-gather, reduce-scatter or broadcast crossed GPUs; FSDP2 sharding across"
-                     " GPUs, DCP saving and resuming on several GPUs, broadcast_from_rank0 between"
-                     " GPUs and clip_grad_norm_'s reduction across GPUs ran only on the CPU"
-                     " (gloo)")  # fmt: skip
+        lines.append(
+            "NCCL between GPUs: every NCCL group here had one rank, so no all-reduce,"
+            " all-gather, reduce-scatter or broadcast crossed GPUs; FSDP2 sharding across"
+            " GPUs, DCP saving and resuming on several GPUs, broadcast_from_rank0 between"
+            " GPUs and clip_grad_norm_'s reduction across GPUs ran only on the CPU"
+            " (gloo)"
+        )
     if gpus < 8:
-        lines.append(f"nn.DataParallel on {'2, 3 and 8' if gpus < 2 else '3 and 8' if gpus < 3 else '8'}"
-                     f" GPUs (emulated here), and every result of more than {gpus} process(es),"
-                     " which ran on the CPU")  # fmt: skip
+        lines.append(
+            f"nn.DataParallel on {'2, 3 and 8' if gpus < 2 else '3 and 8' if gpus < 3 else '8'}"
+            f" GPUs (emulated here), and every result of more than {gpus} process(es),"
+            " which ran on the CPU"
+        )
     return lines + [OUT_OF_REACH]
 
 
@@ -132,18 +145,24 @@ def machine(found):
     gpus = len([line for line in listed.splitlines() if line.startswith("GPU ")])
     expected = visible_count(gpus)
     if seen < expected:
-        why = ("torch is a build without CUDA" if found["cuda"] is None
-               else "the driver or CUDA cannot use them")  # fmt: skip
-        return False, (f"nvidia-smi lists {gpus} GPU(s) ({expected} visible), torch sees {seen}:"
-                       f" {why}; every step would pass as on a machine without a GPU")  # fmt: skip
+        why = (
+            "torch is a build without CUDA" if found["cuda"] is None else "the driver or CUDA cannot use them"
+        )
+        return False, (
+            f"nvidia-smi lists {gpus} GPU(s) ({expected} visible), torch sees {seen}:"
+            f" {why}; every step would pass as on a machine without a GPU"
+        )
     return True, f"nvidia-smi lists {gpus} GPU(s), {expected} visible; torch sees {seen}"
 
 
 def clean_env(**extra):
     """This environment without a launcher's variables, plus *extra*."""
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("PET_", "MASTER_", "TORCHELASTIC_"))
-           and key not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE")}  # fmt: skip
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("PET_", "MASTER_", "TORCHELASTIC_"))
+        and key not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE")
+    }
     env.update(extra)
     return env
 
@@ -189,8 +208,15 @@ def run(command, cwd, env=None, limit=LIMIT):
     """Run *command*; return (exit code or "timeout", seconds, its output)."""
     start = time.monotonic()
     try:
-        done = subprocess.run(command, cwd=cwd, env=env or clean_env(), text=True, timeout=limit,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+        done = subprocess.run(
+            command,
+            cwd=cwd,
+            env=env or clean_env(),
+            text=True,
+            timeout=limit,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
         code, output = done.returncode, done.stdout
     except subprocess.TimeoutExpired as late:
         output = late.stdout or ""
@@ -210,27 +236,46 @@ def reader_commands(gpus):
     counts = sorted({1, 2, max(gpus, 1), gpus + 1})
     more = f"{gpus + 1} processes on this machine and {gpus} GPU"  # the fallback sentence
     steps = [
-        ("read_01", [python, page["01"]],
-         ["# 1 × " if gpus else "# 1 GPU emulated on CPU"], "01"),
+        ("read_01", [python, page["01"]], ["# 1 × " if gpus else "# 1 GPU emulated on CPU"], "01"),
         ("read_02", [python, page["02"]], [f"CUDA available: {bool(gpus)}"], "02"),
-    ]  # fmt: skip
+    ]
     for n in counts:
         fallback = [more] if gpus and n == gpus + 1 else []
         samples = [f"{where(r, n, gpus)}: " for r in range(n)]  # plot_03: a line per rank
         ranks = [f"rank {r}: {where(r, n, gpus)}" for r in range(n)]  # plot_04, plot_05
         steps += [
-            (f"read_03_torchrun{n}", [*torchrun, f"--nproc-per-node={n}", page["03"]],
-             samples + fallback, f"03-torchrun{n}"),
+            (
+                f"read_03_torchrun{n}",
+                [*torchrun, f"--nproc-per-node={n}", page["03"]],
+                samples + fallback,
+                f"03-torchrun{n}",
+            ),
             (f"read_03_spawn{n}", [python, page["03"], str(n)], samples + fallback, f"03-spawn{n}"),
-            (f"read_04_torchrun{n}", [*torchrun, f"--nproc-per-node={n}", page["04"]],
-             ranks + ["epoch 4: loss"] + fallback, f"04-torchrun{n}"),
-            (f"read_04_again{n}", [*torchrun, f"--nproc-per-node={n}", page["04"]],
-             ranks + ["resumed from epoch-4.pt: 4 epochs done"], f"04-torchrun{n}"),
-            (f"read_05_torchrun{n}", [*torchrun, f"--nproc-per-node={n}", page["05"]],
-             ranks + ["step 6: loss", "saved step-6:"] + fallback, f"05-torchrun{n}"),
-            (f"read_05_again{n}", [*torchrun, f"--nproc-per-node={n}", page["05"]],
-             ranks + ["resumed from step-6: 6 steps done; random states restored"], f"05-torchrun{n}"),
-        ]  # fmt: skip
+            (
+                f"read_04_torchrun{n}",
+                [*torchrun, f"--nproc-per-node={n}", page["04"]],
+                ranks + ["epoch 4: loss"] + fallback,
+                f"04-torchrun{n}",
+            ),
+            (
+                f"read_04_again{n}",
+                [*torchrun, f"--nproc-per-node={n}", page["04"]],
+                ranks + ["resumed from epoch-4.pt: 4 epochs done"],
+                f"04-torchrun{n}",
+            ),
+            (
+                f"read_05_torchrun{n}",
+                [*torchrun, f"--nproc-per-node={n}", page["05"]],
+                ranks + ["step 6: loss", "saved step-6:"] + fallback,
+                f"05-torchrun{n}",
+            ),
+            (
+                f"read_05_again{n}",
+                [*torchrun, f"--nproc-per-node={n}", page["05"]],
+                ranks + ["resumed from step-6: 6 steps done; random states restored"],
+                f"05-torchrun{n}",
+            ),
+        ]
     return steps
 
 
@@ -244,16 +289,26 @@ def missing_lines(output, expected):
 
 def build_site(scratch):
     """The three languages, as ``make html`` builds them, for the tests that read the site."""
-    code, seconds, output = run([sys.executable, "conf/build/site.py", "html"], ROOT,
-                                limit=SITE_LIMIT)  # fmt: skip
+    code, seconds, output = run([sys.executable, "conf/build/site.py", "html"], ROOT, limit=SITE_LIMIT)
     lines = [line for line in output.splitlines() if line.startswith("--- ")]
     return code, seconds, output, lines[-1] if lines else ""
 
 
 def cuda_tests(scratch):
     """The CUDA tests and the pages' claims, as pytest runs them, on the built site."""
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-               "tests/test_dataparallel_emulation.py", "tests/test_ddp.py", "tests/test_training.py"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:xdist",
+        "tests/test_dataparallel_emulation.py",
+        "tests/test_ddp.py",
+        "tests/test_training.py",
+    ]
     code, seconds, output = run(command, ROOT, limit=TESTS_LIMIT)
     summary = output.strip().splitlines()[-1] if output.strip() else ""
     return code, seconds, output, summary
@@ -288,7 +343,8 @@ def execute_notebook(path, folder):
     notebook.cells.insert(0, nbformat.v4.new_code_cell(POISON))
     try:
         ExecutePreprocessor(timeout=NOTEBOOK_LIMIT, kernel_name="python3").preprocess(
-            notebook, {"metadata": {"path": str(folder)}})  # fmt: skip
+            notebook, {"metadata": {"path": str(folder)}}
+        )
     except CellExecutionError as error:
         said = f"{error.ename}: {error.evalue}"
         print(f"refused: {said}" if said.startswith(f"RuntimeError: {REFUSED}") else f"failed: {said}")
@@ -300,13 +356,20 @@ def execute_notebook(path, folder):
 def build_outputs(scratch):
     """``make outputs`` with a throwaway key; verify the recording; list its headers."""
     key = scratch / "throwaway.pem"
-    made = subprocess.run([sys.executable, "conf/build/outputs.py", "keygen", str(key)],
-                          cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    made = subprocess.run(
+        [sys.executable, "conf/build/outputs.py", "keygen", str(key)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     if made.returncode:
         return made.returncode, 0.0, made.stdout + made.stderr, "keygen failed"
     out = scratch / "outputs.json"
-    code, seconds, output = run([sys.executable, "conf/build/outputs.py", "record", "--key",
-                                 str(key), "--out", str(out)], ROOT, limit=1200)  # fmt: skip
+    code, seconds, output = run(
+        [sys.executable, "conf/build/outputs.py", "record", "--key", str(key), "--out", str(out)],
+        ROOT,
+        limit=1200,
+    )
     if code != 0:
         return code, seconds, output, "an example failed as the build runs it"
     sys.path.insert(0, str(ROOT / "conf"))
@@ -378,9 +441,10 @@ def main(argv=None):
                 code, seconds, output = run(command, cwd)
             missing = missing_lines(output, expected)
             contexts = apps.new() if gpus and processes > gpus else []
-            summary = "; ".join([f"missing {line!r}" for line in missing]
-                                + [f"a CPU process had a CUDA context: {app}" for app in contexts]) or (
-                output.strip().splitlines()[-1] if output.strip() else "")  # fmt: skip
+            summary = "; ".join(
+                [f"missing {line!r}" for line in missing]
+                + [f"a CPU process had a CUDA context: {app}" for app in contexts]
+            ) or (output.strip().splitlines()[-1] if output.strip() else "")
             step(name, code == 0 and not missing and not contexts, code, seconds, summary, output)
         for name, notebook, expected in notebook_steps(gpus):
             if not wanted(name):
@@ -390,11 +454,18 @@ def main(argv=None):
                 continue
             cwd = scratch / name
             cwd.mkdir()
-            code, seconds, output = run([sys.executable, __file__, "--notebook", str(notebook)], cwd,
-                                        limit=NOTEBOOK_LIMIT + 60)  # fmt: skip
+            code, seconds, output = run(
+                [sys.executable, __file__, "--notebook", str(notebook)], cwd, limit=NOTEBOOK_LIMIT + 60
+            )
             said = output.strip().splitlines()[-1] if output.strip() else ""
-            step(name, code == 0 and said.startswith(expected), code, seconds,
-                 said if said.startswith(expected) else f"expected {expected!r}, got {said!r}", output)  # fmt: skip
+            step(
+                name,
+                code == 0 and said.startswith(expected),
+                code,
+                seconds,
+                said if said.startswith(expected) else f"expected {expected!r}, got {said!r}",
+                output,
+            )
         if wanted("outputs"):
             if sphinx_stack:
                 code, seconds, output, summary = build_outputs(scratch)
@@ -423,26 +494,56 @@ def write_report(folder, found, results, skipped, not_proven, seconds):
     """report.md and report.json in *folder*."""
     folder.mkdir(parents=True, exist_ok=True)
     gpus = found["gpus"]
-    lines = ["# GPU check", "",
-             f"Python {found['python']}, PyTorch {found['torch']}, CUDA {found['cuda']},"
-             f" NCCL {found['nccl']}; GPUs: {len(gpus)}"
-             + (f" × {', '.join(sorted(set(gpus)))}" if gpus else "") + f"; {seconds:.0f} s in all.", "",
-             "| step | result | exit | seconds | last line or what was missing |",
-             "|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "# GPU check",
+        "",
+        f"Python {found['python']}, PyTorch {found['torch']}, CUDA {found['cuda']},"
+        f" NCCL {found['nccl']}; GPUs: {len(gpus)}"
+        + (f" × {', '.join(sorted(set(gpus)))}" if gpus else "")
+        + f"; {seconds:.0f} s in all.",
+        "",
+        "| step | result | exit | seconds | last line or what was missing |",
+        "|---|---|---|---|---|",
+    ]
     for name, passed, code, secs, summary, _ in results:
         cell = summary.replace("|", "\\|")[:200]
         lines.append(f"| {name} | {'ok' if passed else '**failed**'} | {code} | {secs:.0f} | {cell} |")
-    lines += ["", *[f"Skipped: {why}." for why in skipped], "",
-              "## What this run proves nothing about", "", *[f"- {line}" for line in not_proven], ""]  # fmt: skip
+    lines += [
+        "",
+        *[f"Skipped: {why}." for why in skipped],
+        "",
+        "## What this run proves nothing about",
+        "",
+        *[f"- {line}" for line in not_proven],
+        "",
+    ]
     for name, passed, code, secs, summary, output in results:
         if not passed:
             lines += [f"## {name}", "", "```", output[-TAIL:], "```", ""]
     (folder / "report.md").write_text("\n".join(lines), "utf-8")
-    (folder / "report.json").write_text(json.dumps({
-        "facts": found, "skipped": skipped, "not_proven": not_proven, "seconds": round(seconds),
-        "steps": [{"name": n, "passed": p, "exit": c, "seconds": round(s, 1), "summary": m,
-                   "output": o[-TAIL:]} for n, p, c, s, m, o in results],
-    }, indent=1), "utf-8")  # fmt: skip
+    (folder / "report.json").write_text(
+        json.dumps(
+            {
+                "facts": found,
+                "skipped": skipped,
+                "not_proven": not_proven,
+                "seconds": round(seconds),
+                "steps": [
+                    {
+                        "name": n,
+                        "passed": p,
+                        "exit": c,
+                        "seconds": round(s, 1),
+                        "summary": m,
+                        "output": o[-TAIL:],
+                    }
+                    for n, p, c, s, m, o in results
+                ],
+            },
+            indent=1,
+        ),
+        "utf-8",
+    )
 
 
 if __name__ == "__main__":

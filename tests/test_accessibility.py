@@ -209,8 +209,15 @@ def test_gpu_tabs_follow_the_wai_aria_tabs_pattern(open_page, base_url):
     tab_until(page, "[role=tab]", limit=200)
     assert selected() == 0 and focused(page, "aria-selected") == "true"
     assert_focus_ring(page)
-    for key, expected in [("ArrowRight", 1), ("ArrowRight", 2), ("End", 3), ("ArrowRight", 0),
-                          ("ArrowLeft", 3), ("Home", 0), ("ArrowLeft", 3)]:  # fmt: skip
+    for key, expected in [
+        ("ArrowRight", 1),
+        ("ArrowRight", 2),
+        ("End", 3),
+        ("ArrowRight", 0),
+        ("ArrowLeft", 3),
+        ("Home", 0),
+        ("ArrowLeft", 3),
+    ]:
         page.keyboard.press(key)
         assert selected() == expected and focused(page, "role") == "tab", key
         assert focused(page, "id") == visible_panel()

@@ -18,8 +18,18 @@ def build(tmp_path, builder, language):
     if not src.exists():
         shutil.copytree(ROOT_PROJECT, src)
     out = tmp_path / f"{builder}-{language}"
-    result = sphinx_build("-b", builder, "-W", "-q", "-D", f"language={language}",
-                          "-d", tmp_path / f"doctrees-{builder}-{language}", src, out)  # fmt: skip
+    result = sphinx_build(
+        "-b",
+        builder,
+        "-W",
+        "-q",
+        "-D",
+        f"language={language}",
+        "-d",
+        tmp_path / f"doctrees-{builder}-{language}",
+        src,
+        out,
+    )
     assert result.returncode == 0, result.stderr
     return out
 

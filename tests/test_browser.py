@@ -242,8 +242,13 @@ def axis_text_px(src):
     name = Path(src).name  # the English figure: the translations redraw it, same sizes
     with open(ROOT / "docs/auto_examples/images" / (name + PICKLE), "rb") as kept:
         figure = pickle.load(kept)
-    sizes = [label.get_fontsize() for ax in figure.axes for axis in (ax.xaxis, ax.yaxis)
-             for label in axis.get_ticklabels() if label.get_text()]  # fmt: skip
+    sizes = [
+        label.get_fontsize()
+        for ax in figure.axes
+        for axis in (ax.xaxis, ax.yaxis)
+        for label in axis.get_ticklabels()
+        if label.get_text()
+    ]
     return min(sizes) * figure.dpi / 72
 
 
@@ -258,8 +263,10 @@ def test_figures_keep_their_words_as_large_as_the_body_on_a_phone(open_page, bas
         # accessibility.js sets a frame's tabindex from a ResizeObserver, whose callbacks run
         # in a rendering step after layout: two frames later they have (under load, not sooner).
         page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
-        body = page.evaluate("parseFloat(getComputedStyle(document.querySelector("
-                             "'article section > p:not(.bilingual-en)')).fontSize)")  # fmt: skip
+        body = page.evaluate(
+            "parseFloat(getComputedStyle(document.querySelector("
+            "'article section > p:not(.bilingual-en)')).fontSize)"
+        )
         assert page.evaluate("document.documentElement.scrollWidth") <= PHONE_390["width"], tutorial
         for figure in page.evaluate(FIGURES):
             scale = figure["shown"] / figure["natural"]

@@ -42,9 +42,13 @@ def digest(folder):
 def build(project, *langs, timeout=300, **env):
     """Run the site build in *project*; return the completed process."""
     return subprocess.run(
-        [sys.executable, "conf/build/site.py", "html", *langs], cwd=project,
-        capture_output=True, text=True, timeout=timeout, env={**os.environ, **env},
-    )  # fmt: skip
+        [sys.executable, "conf/build/site.py", "html", *langs],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **env},
+    )
 
 
 def assert_untouched(project, lang, before):
@@ -115,13 +119,17 @@ def test_an_example_that_forks_after_a_backward_pass_fails_on_the_cpu_too(projec
     ) in output
     assert_untouched(project, "en", before)
     # After CUDA (as torch reports it), the same: a forked copy could not use it.
-    (project / "examples" / "plot_99_forks.py").write_text(FORKS_AFTER_BACKWARD.replace(
-        "torch.ones(1, requires_grad=True).sum().backward()",
-        "torch.cuda.is_initialized = lambda: True  # what plot_01 leaves on a GPU machine"))  # fmt: skip
+    (project / "examples" / "plot_99_forks.py").write_text(
+        FORKS_AFTER_BACKWARD.replace(
+            "torch.ones(1, requires_grad=True).sum().backward()",
+            "torch.cuda.is_initialized = lambda: True  # what plot_01 leaves on a GPU machine",
+        )
+    )
     result = build(project, "en")
     assert result.returncode != 0
     assert "plot_99_forks.py forked the build's process after CUDA was initialised in it" in (
-        result.stdout + result.stderr)  # fmt: skip
+        result.stdout + result.stderr
+    )
     # Started from a fork server, the same example runs: the guard is no blanket refusal.
     (project / "examples" / "plot_99_forks.py").write_text(FORK_SERVER)
     result = build(project, "en")
@@ -175,9 +183,12 @@ def test_interrupted_build_keeps_the_site_and_recovers(project):
     marker = project / "mid-write"
 
     process = subprocess.Popen(
-        [sys.executable, "conf/build/site.py", "html", "en"], cwd=project,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
+        [sys.executable, "conf/build/site.py", "html", "en"],
+        cwd=project,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 240
         while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
@@ -225,9 +236,10 @@ def test_fresh_builds_are_byte_identical_with_source_date_epoch(tmp_path):
     assert {".html", ".js", ".png", ".ipynb", ".zip"} <= made, made
     assert any("zh_TW" in str(path) and "thumb" in str(path) for path in digests[0])
     differing = sorted(
-        str(name) for name in digests[0].keys() | digests[1].keys()
+        str(name)
+        for name in digests[0].keys() | digests[1].keys()
         if digests[0].get(name) != digests[1].get(name)
-    )  # fmt: skip
+    )
     assert differing == []
 
 
@@ -408,9 +420,13 @@ def start_paused_build(project, *langs):
     conf.write_text(conf.read_text("utf-8") + '\nextensions.append("pause_until_resumed")\n')
     env = {**outside_env(), "DP_COMMAND": "the first build"}
     process = subprocess.Popen(
-        [sys.executable, "conf/build/site.py", "html", *langs], cwd=project, env=env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
+        [sys.executable, "conf/build/site.py", "html", *langs],
+        cwd=project,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     marker = project / "mid-write"
     deadline = time.monotonic() + 240
     while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
@@ -447,8 +463,9 @@ def test_every_second_build_of_the_checkout_waits_for_the_first(project):
         before = {"gallery": digest(gallery), "zh_TW": digest(project / "_build/html/zh_TW")}
         for second, command in SECOND_COMMANDS.items():
             with open(project / f"{second}.log", "w") as out:
-                waiting[second] = subprocess.Popen(command, cwd=project, env=outside_env(),
-                                                   stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+                waiting[second] = subprocess.Popen(
+                    command, cwd=project, env=outside_env(), stdout=out, stderr=subprocess.STDOUT
+                )
         for second in SECOND_COMMANDS:
             text = wait_for_text(project / f"{second}.log", "waiting: ")
             assert "`the first build` (pid " in text and f"`{second}` starts when it is done" in text
@@ -474,8 +491,14 @@ def test_the_lock_goes_with_a_killed_build(project):
     first, _ = start_paused_build(project, "en")
     os.killpg(first.pid, signal.SIGKILL)
     first.wait(timeout=60)
-    result = subprocess.run(["make", "--no-print-directory", "gettext"], cwd=project, env=outside_env(),
-                            capture_output=True, text=True, timeout=300)  # fmt: skip
+    result = subprocess.run(
+        ["make", "--no-print-directory", "gettext"],
+        cwd=project,
+        env=outside_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "waiting: " not in result.stdout + result.stderr
 
@@ -484,8 +507,13 @@ def test_a_build_started_during_make_test_waits_and_says_for_what():
     """README, "One build at a time": `make html` started while `make test` reads this
     checkout's site waits for it, and says so. Through the lock every build target takes
     (checkout_lock.py, as the Makefile calls it), running `true` where the build would."""
-    waiting = subprocess.Popen([sys.executable, "conf/checkout_lock.py", "make html", "--", "true"],
-                               cwd=ROOT, env=outside_env(), stderr=subprocess.PIPE, text=True)  # fmt: skip
+    waiting = subprocess.Popen(
+        [sys.executable, "conf/checkout_lock.py", "make html", "--", "true"],
+        cwd=ROOT,
+        env=outside_env(),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         said = waiting.stderr.readline()  # `true` would have run and the line stayed empty
         assert said.startswith("waiting: `make test` (pid "), said
@@ -528,8 +556,9 @@ def switcher(project, lang, page):
 def test_a_partial_build_links_no_page_that_is_not_built(project):
     """A page added, then built one language at a time: each switcher links only what exists."""
     index = project / "docs" / "index.md"
-    index.write_text(index.read_text("utf-8").replace("auto_examples/index\n", "auto_examples/index\nnew\n"),
-                     "utf-8")  # fmt: skip
+    index.write_text(
+        index.read_text("utf-8").replace("auto_examples/index\n", "auto_examples/index\nnew\n"), "utf-8"
+    )
     (project / "docs" / "new.md").write_text("# A new page\n\nBuilt one language at a time.\n", "utf-8")
     for lang, absent in (("en", {"zh-CN", "zh-TW"}), ("zh_TW", {"zh-CN"}), ("zh_CN", set())):
         result = build(project, lang)

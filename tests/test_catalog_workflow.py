@@ -24,9 +24,11 @@ def project_copy(site, tmp_path_factory):
 def make(project, target):
     """Run one Makefile target in *project*; fail the test on error."""
     result = subprocess.run(
-        ["make", "--no-print-directory", target], cwd=project,
-        capture_output=True, text=True,
-    )  # fmt: skip
+        ["make", "--no-print-directory", target],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return result.stdout
 
@@ -111,14 +113,19 @@ def test_sphinx_intl_works_and_make_update_po_undoes_its_rewrite(mini_site, tmp_
     On a copy of the mini site: its Makefile, conf.py and tools are the project's.
     """
     project = mini_site
-    for command in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t",
-                                                    "commit", "-qm", "base"]):  # fmt: skip
+    for command in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"],
+    ):
         run(project, "git", *command)
     index = project / "docs" / "index.md"
     # Two English edits, committed one after the other: the first leaves a
     # fuzzy entry with its old English (#|), the second changes it again.
-    for old, new in (("This site has one page", "This site holds one page"),
-                     ("run it in seconds", "build it in seconds")):  # fmt: skip
+    for old, new in (
+        ("This site has one page", "This site holds one page"),
+        ("run it in seconds", "build it in seconds"),
+    ):
         assert old in index.read_text("utf-8")
         index.write_text(index.read_text("utf-8").replace(old, new, 1), "utf-8")
         make(project, "update-po")
@@ -134,19 +141,27 @@ def test_sphinx_intl_works_and_make_update_po_undoes_its_rewrite(mini_site, tmp_
     shutil.rmtree(catalogs)
     shutil.copytree(pristine, catalogs)
 
-    stat = subprocess.run([ROOT / ".venv" / "bin" / "sphinx-intl", "-c", "conf/conf.py", "stat"],
-                          cwd=project, capture_output=True, text=True)  # fmt: skip
+    stat = subprocess.run(
+        [ROOT / ".venv" / "bin" / "sphinx-intl", "-c", "conf/conf.py", "stat"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
     assert stat.returncode == 1  # sphinx-intl's way to say that some entries need work
     assert re.search(r"zh_TW/LC_MESSAGES/index\.po: \d+ translated, 1 fuzzy", stat.stdout)
     said = run(project, *SPHINX_INTL, "update", "-p", "_build/gettext", "-l", "zh_TW", "-l", "zh_CN")
     assert "Update:" in said
     rewritten = (catalogs / "zh_TW" / "LC_MESSAGES" / "index.po").read_text("utf-8")
     assert "#| msgid" not in rewritten  # what sphinx-intl loses
-    check = subprocess.run(["make", "--no-print-directory", "check", "STRICT=0"], cwd=project,
-                           capture_output=True, text=True)  # fmt: skip
+    check = subprocess.run(
+        ["make", "--no-print-directory", "check", "STRICT=0"], cwd=project, capture_output=True, text=True
+    )
     assert check.returncode != 0
-    assert re.search(r"locale/zh_TW/LC_MESSAGES/index\.po:\d+: \[canonical\] rewritten by "
-                     r"sphinx-intl update .*run make update-po", check.stdout)  # fmt: skip
+    assert re.search(
+        r"locale/zh_TW/LC_MESSAGES/index\.po:\d+: \[canonical\] rewritten by "
+        r"sphinx-intl update .*run make update-po",
+        check.stdout,
+    )
     make(project, "update-po")
     assert snapshot(catalogs, "*.po") == expected
 

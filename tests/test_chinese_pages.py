@@ -42,8 +42,21 @@ PHONE = {"width": 375, "height": 812}
 # Product and project names a Chinese page writes as they are (besides the
 # glossary's terms), and the names of nn.DataParallel's steps, which the
 # first tutorial lists by their method names.
-NAMES = ("Read the Docs", "Jupyter Notebook", "Python", "Sphinx", "Furo", "Poedit", "Linux",
-         "Windows", "dp-tutorial", "scatter", "replicate", "gather", "Markdown")  # fmt: skip
+NAMES = (
+    "Read the Docs",
+    "Jupyter Notebook",
+    "Python",
+    "Sphinx",
+    "Furo",
+    "Poedit",
+    "Linux",
+    "Windows",
+    "dp-tutorial",
+    "scatter",
+    "replicate",
+    "gather",
+    "Markdown",
+)
 
 # Everything the reader sees or hears, as (where, text) pairs.
 COLLECT = """() => {
@@ -128,7 +141,7 @@ def open_and_settle(open_page, url, page=None, **options):
             "typeof Search !== 'undefined' && Search.title"
             " && Search.title.innerText === Documentation.gettext('Search Results')",
             timeout=20_000,
-        )  # fmt: skip
+        )
     return page
 
 

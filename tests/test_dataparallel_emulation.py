@@ -622,8 +622,7 @@ def aliased_buffers(module, device_ids):
     shared = set()
     for name, buffer in module.named_buffers():
         storage = buffer.untyped_storage().data_ptr()
-        if any(dict(r.named_buffers())[name].untyped_storage().data_ptr() == storage
-               for r in replicas[1:]):  # fmt: skip
+        if any(dict(r.named_buffers())[name].untyped_storage().data_ptr() == storage for r in replicas[1:]):
             shared.add(name)
     return shared
 

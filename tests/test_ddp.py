@@ -28,8 +28,10 @@ from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
 from torch.utils.data import DistributedSampler  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "plot_03_distributed_data_parallel.py"
-LAUNCHING = [ROOT / "examples" / name for name in (
-    "plot_03_distributed_data_parallel.py", "plot_04_train_with_ddp.py", "plot_05_fsdp2.py")]  # fmt: skip
+LAUNCHING = [
+    ROOT / "examples" / name
+    for name in ("plot_03_distributed_data_parallel.py", "plot_04_train_with_ddp.py", "plot_05_fsdp2.py")
+]
 WORLD_SIZES = (1, 2, 3, 8)
 # From the issue: samples per process and how many of all are repeats.
 EXPECTED_SHARDS = {1: (100, 0), 2: (50, 0), 3: (34, 2), 8: (13, 4)}
@@ -232,10 +234,16 @@ def test_each_process_takes_its_own_gpu_only_when_there_is_one_for_each(example,
 
 def decisions(path):
     """The code of *path* that decides where a process runs and how processes start, as text."""
-    functions = {node.name: node for node in ast.parse(path.read_text("utf-8")).body
-                 if isinstance(node, ast.FunctionDef)}  # fmt: skip
-    fallback = [node for node in ast.walk(functions["run_rank"])
-                if isinstance(node, ast.If) and "gpus" in ast.unparse(node.test)]  # fmt: skip
+    functions = {
+        node.name: node
+        for node in ast.parse(path.read_text("utf-8")).body
+        if isinstance(node, ast.FunctionDef)
+    }
+    fallback = [
+        node
+        for node in ast.walk(functions["run_rank"])
+        if isinstance(node, ast.If) and "gpus" in ast.unparse(node.test)
+    ]
     chosen = [functions["device_for_this_process"], functions["start_method"], *fallback]
     return "\n".join(ast.unparse(node) for node in chosen).replace(path.name, "PAGE")
 
@@ -263,8 +271,11 @@ def test_the_launcher_copies_no_notebook_on_a_machine_with_gpus(example, monkeyp
     start_method = notebook(monkeypatch, namespace)
     assert start_method() == "fork"  # a notebook on a machine without GPUs: copies of it
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)  # is_initialized() stays False
-    with pytest.raises(RuntimeError, match=r"this machine has GPUs.*torch\.cuda\.is_available\(\)"
-                                           r".*run this tutorial as a script"):  # fmt: skip
+    with pytest.raises(
+        RuntimeError,
+        match=r"this machine has GPUs.*torch\.cuda\.is_available\(\)"
+        r".*run this tutorial as a script",
+    ):
         start_method()
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
     monkeypatch.setattr(torch.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
@@ -294,8 +305,14 @@ def one_process_of(processes, monkeypatch):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    for name, value in dict(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE=str(processes),
-                            MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port)).items():  # fmt: skip
+    for name, value in dict(
+        RANK="0",
+        LOCAL_RANK="0",
+        WORLD_SIZE="1",
+        LOCAL_WORLD_SIZE=str(processes),
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+    ).items():
         monkeypatch.setenv(name, value)
 
 
@@ -369,12 +386,16 @@ def test_two_torchrun_jobs_on_one_machine_do_not_collide(tmp_path):
     # two ranks' unflushed lines can interleave mid-line on a busy machine.
     logs = [tmp_path / f"job{i}" for i in range(2)]
     jobs = [
-        subprocess.Popen([*torchrun, "--nproc-per-node=2", f"--log-dir={log}", "--redirects=3",
-                          str(script), str(EXAMPLE)],
-                         cwd=tmp_path, env=env, text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        subprocess.Popen(
+            [*torchrun, "--nproc-per-node=2", f"--log-dir={log}", "--redirects=3", str(script), str(EXAMPLE)],
+            cwd=tmp_path,
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
         for log in logs
-    ]  # fmt: skip
+    ]
     launcher = [job.communicate(timeout=240)[0] for job in jobs]
     ranks = [sorted(log.rglob("stdout.log")) for log in logs]
     outputs = [[path.read_text() for path in paths] for paths in ranks]

@@ -54,9 +54,12 @@ def run_isolated(torch_only, workdir, script):
         f"import runpy; runpy.run_path({script!r}, run_name='__main__')"
     )
     return subprocess.run(
-        [sys.executable, "-S", "-c", bootstrap], cwd=workdir,
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [sys.executable, "-S", "-c", bootstrap],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def download_link(site, example, suffix):

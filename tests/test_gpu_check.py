@@ -40,8 +40,12 @@ def fake_nvidia_smi(tmp_path, monkeypatch):
 
 def test_gpus_that_torch_cannot_see_fail_the_check(fake_nvidia_smi, tmp_path):
     """A CPU build of torch on a GPU machine must not pass as "a machine without a GPU"."""
-    done = subprocess.run([sys.executable, "tests/gpu_check.py", "--only", "machine", "--out",
-                           str(tmp_path / "report")], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "tests/gpu_check.py", "--only", "machine", "--out", str(tmp_path / "report")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     report = (tmp_path / "report" / "report.md").read_text()
     said = "nvidia-smi lists 1 GPU(s) (1 visible), torch sees 0: torch is a build without CUDA"

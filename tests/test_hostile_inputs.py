@@ -37,13 +37,16 @@ PASSWD = Path("/etc/passwd").read_text().splitlines()[0]  # what a leak would sh
 # -- 5: one catalog line that made every reader backtrack --------------------------
 
 
-@pytest.mark.parametrize("line", [
-    'msgstr "' + "\\777" * 24,  # the issue's: never closed
-    'msgstr "' + "\\x41" * 40 + "\\",
-    'msgstr "' + "\\1" * 3000 + '" trailing',
-    'msgstr "' + "\\\\" * 5000 + "\\q",
-    'msgid "' + "a\\" * 20000,
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "line",
+    [
+        'msgstr "' + "\\777" * 24,  # the issue's: never closed
+        'msgstr "' + "\\x41" * 40 + "\\",
+        'msgstr "' + "\\1" * 3000 + '" trailing',
+        'msgstr "' + "\\\\" * 5000 + "\\q",
+        'msgid "' + "a\\" * 20000,
+    ],
+)
 def test_every_catalog_line_is_read_in_linear_time(line):
     start = time.monotonic()
     problems = line_problems(line)
@@ -138,8 +141,9 @@ def test_a_translation_far_longer_than_its_english_reaches_no_parser(tmp_path, t
     catalog.add("Another sentence.", "另一句。", [("docs/index.rst", 2)])
     write(catalog, folder / "index.po")
     start = time.monotonic()
-    problems = run_checks(["zh_TW"], {"safety", "markup", "references", "unused", "code"},
-                          tmp_path / "locale")  # fmt: skip
+    problems = run_checks(
+        ["zh_TW"], {"safety", "markup", "references", "unused", "code"}, tmp_path / "locale"
+    )
     assert [(p.check, p.message.split(" (")[0]) for p in problems] == [
         ("safety", "it is far longer than its English")
     ]
@@ -187,16 +191,19 @@ def test_the_length_limit_says_which_limit_a_translation_passed():
 # -- 12: the link rule and ports ---------------------------------------------------
 
 
-@pytest.mark.parametrize("url, english, verdict", [
-    ("http://127.0.0.1:2375/containers/json", "http://127.0.0.1:8000/", "error"),  # the issue's
-    ("http://127.0.0.1:8001/", "http://127.0.0.1:8000/", "error"),
-    ("HTTP://127.0.0.1:2375/", "http://127.0.0.1/", "error"),
-    ("//user@127.0.0.1:2375/x", "http://127.0.0.1:8000/", "error"),
-    ("http://[::1]:2375/", "http://[::1]/", "error"),
-    ("https://example.org:443/zh/", "https://example.org/en/", "warning"),  # the default port
-    ("http://example.org:0080/zh/", "http://example.org/en/", "warning"),
-    ("http://127.0.0.1:8000/other", "http://127.0.0.1:8000/", "warning"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "url, english, verdict",
+    [
+        ("http://127.0.0.1:2375/containers/json", "http://127.0.0.1:8000/", "error"),  # the issue's
+        ("http://127.0.0.1:8001/", "http://127.0.0.1:8000/", "error"),
+        ("HTTP://127.0.0.1:2375/", "http://127.0.0.1/", "error"),
+        ("//user@127.0.0.1:2375/x", "http://127.0.0.1:8000/", "error"),
+        ("http://[::1]:2375/", "http://[::1]/", "error"),
+        ("https://example.org:443/zh/", "https://example.org/en/", "warning"),  # the default port
+        ("http://example.org:0080/zh/", "http://example.org/en/", "warning"),
+        ("http://127.0.0.1:8000/other", "http://127.0.0.1:8000/", "warning"),
+    ],
+)
 def test_another_port_is_another_host(url, english, verdict):
     assert (judge(url, [english]) or ("none",))[0] == verdict, (target(url), target(english))
 
@@ -208,25 +215,32 @@ DATE = "%b %d, %Y"
 EMULATED = "GPUs emulated on the CPU, run while this page was built:"
 
 
-@pytest.mark.parametrize("english, translation, said", [
-    (COPY, '複製到剪貼簿"><meta/http-equiv="refresh"/content="0;url=//evil.example/copy">',
-     'adds < > "'),  # the issue's: copybutton's tooltip attribute
-    (COPY, "複製' onmouseover='alert(1)", "adds '"),
-    (COPY, "複製`${alert(1)}`", "adds `"),
-    (COPY, "複製&#34;&gt;", "adds &"),
-    (COPY, "複製\\u0022", "adds \\"),
-    ("Link to this heading", '連結"><a/href="//evil.example/"/style="position:fixed">',
-     "adds <"),
-    (DATE, "%Y 年 %b %d 日 {\\catcode`\\_=12 \\input{/etc/passwd}}", "adds ` \\ { } _"),
-    (DATE, "%Y年%b%d日$\\def$", "adds \\ $"),
-    (DATE, "%Y 年 ~ %b", "adds ~"),
-    (DATE, "%Y 年 %b %d 日 %% 完", "adds %"),
-    (EMULATED, "8 × NVIDIA H200 GPU（真實 nn.DataParallel，非 CPU 模擬），使用 PyTorch "
-     "2.14、CUDA 12.8：",
-     "the English does not say: 12 14 2 8 cuda dataparallel gpu h200 nn nvidia pytorch"),
-    (EMULATED, "A100 在 CPU 上模擬的 GPU，於建置本頁時執行：", "a100"),
-    (COPY, "複製\u202e", "U+202E"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "english, translation, said",
+    [
+        (
+            COPY,
+            '複製到剪貼簿"><meta/http-equiv="refresh"/content="0;url=//evil.example/copy">',
+            'adds < > "',
+        ),  # the issue's: copybutton's tooltip attribute
+        (COPY, "複製' onmouseover='alert(1)", "adds '"),
+        (COPY, "複製`${alert(1)}`", "adds `"),
+        (COPY, "複製&#34;&gt;", "adds &"),
+        (COPY, "複製\\u0022", "adds \\"),
+        ("Link to this heading", '連結"><a/href="//evil.example/"/style="position:fixed">', "adds <"),
+        (DATE, "%Y 年 %b %d 日 {\\catcode`\\_=12 \\input{/etc/passwd}}", "adds ` \\ { } _"),
+        (DATE, "%Y年%b%d日$\\def$", "adds \\ $"),
+        (DATE, "%Y 年 ~ %b", "adds ~"),
+        (DATE, "%Y 年 %b %d 日 %% 完", "adds %"),
+        (
+            EMULATED,
+            "8 × NVIDIA H200 GPU（真實 nn.DataParallel，非 CPU 模擬），使用 PyTorch 2.14、CUDA 12.8：",
+            "the English does not say: 12 14 2 8 cuda dataparallel gpu h200 nn nvidia pytorch",
+        ),
+        (EMULATED, "A100 在 CPU 上模擬的 GPU，於建置本頁時執行：", "a100"),
+        (COPY, "複製\u202e", "U+202E"),
+    ],
+)
 def test_an_interface_translation_may_add_no_markup_and_no_claim(english, translation, said):
     reasons = "; ".join(interface_problems(english, translation))
     assert said in reasons, reasons
@@ -243,9 +257,26 @@ def test_an_interface_translation_of_words_is_fine():
 # -- 7: invisible and direction-changing characters ---------------------------------
 
 
-@pytest.mark.parametrize("char", ["\u202e", "\u2066", "\u2069", "\u200b", "\u200d", "\ufeff",
-                                  "\u00ad", "\u061c", "\u3164", "\ufe0f", "\r", "\x1b",
-                                  "\u2028", "\u2029", "\U000e0041"])  # fmt: skip
+@pytest.mark.parametrize(
+    "char",
+    [
+        "\u202e",
+        "\u2066",
+        "\u2069",
+        "\u200b",
+        "\u200d",
+        "\ufeff",
+        "\u00ad",
+        "\u061c",
+        "\u3164",
+        "\ufe0f",
+        "\r",
+        "\x1b",
+        "\u2028",
+        "\u2029",
+        "\U000e0041",
+    ],
+)
 def test_every_invisible_or_direction_changing_character_is_named(char):
     assert controls(f"說明{char}文字") == [controls(char)[0]] and controls(char)[0].startswith("U+")
 
@@ -310,9 +341,16 @@ def test_a_recording_with_hidden_characters_in_its_output_is_refused(tmp_path):
     from extensions.recordings import code_digest
 
     example = ROOT / "examples" / "plot_02_dataparallel_in_depth.py"
-    recording = {"format": 3, "examples": {example.name: {
-        "code": code_digest(example), "cells": ['ok\u202e")metsys.so'],
-        "executed": {"gpus": [], "torch": "2.13.0"}}}}  # fmt: skip
+    recording = {
+        "format": 3,
+        "examples": {
+            example.name: {
+                "code": code_digest(example),
+                "cells": ['ok\u202e")metsys.so'],
+                "executed": {"gpus": [], "torch": "2.13.0"},
+            }
+        },
+    }
     path = tmp_path / "bidi.json"
     path.write_text(sign(recording, KEY))
     chosen, report = choose([str(path)], ROOT / "examples", trusted_keys(FIXTURES / "test-only-key.pub"))
@@ -375,8 +413,12 @@ def test_the_signing_key_reaches_one_step_and_is_removed_whatever_happens():
     workflow = workflows()["gpu-outputs.yml"]
     assert set(workflow[True]) == {"push", "workflow_dispatch"}  # YAML 1.1 reads "on" as True
     assert workflow[True]["push"]["branches"] == ["main"]
-    holders = [(job_name, step) for job_name, job in workflow["jobs"].items()
-               for step in job["steps"] if "secrets." in json.dumps(step)]  # fmt: skip
+    holders = [
+        (job_name, step)
+        for job_name, job in workflow["jobs"].items()
+        for step in job["steps"]
+        if "secrets." in json.dumps(step)
+    ]
     assert len(holders) == 1
     job_name, step = holders[0]
     job = workflow["jobs"][job_name]
@@ -393,28 +435,53 @@ def test_the_signing_key_reaches_one_step_and_is_removed_whatever_happens():
 HEADING_LINK = "Link to this heading"
 # (catalog under zh_TW/LC_MESSAGES, English, hostile translation, what make check says)
 ENTRIES = {
-    "copybutton": ("sphinx.po", COPY, '複製到剪貼簿"><meta/http-equiv="refresh"/content="0;url=//e.example">',
-                   "[interface] refused: it adds"),
-    "provenance claim": ("sphinx.po", EMULATED, "NVIDIA H200（真實 nn.DataParallel），使用 CUDA 12.8：",
-                         "[interface] refused: it adds words"),
-    "bidi in a docstring": ("auto_examples/plot_01_tiny.po", "It prints one line.",
-                            "它印出一行。\u202e(\"…\")metsys.so", "[safety] holds invisible"),
-    "markdown in a notebook": ("auto_examples/plot_01_tiny.po",
-                               "The line it prints. ``print`` writes it to standard output and ends "
-                               "it with a newline.",
-                               "它印出的那一行。``print`` 把它寫到標準輸出，結尾加上換行。"
-                               "[下載 GPU 版 PyTorch](//evil.example/torch.whl) "
-                               "![](//evil.example/pixel.png)", "[safety] adds, in the tutorial's notebook"),
+    "copybutton": (
+        "sphinx.po",
+        COPY,
+        '複製到剪貼簿"><meta/http-equiv="refresh"/content="0;url=//e.example">',
+        "[interface] refused: it adds",
+    ),
+    "provenance claim": (
+        "sphinx.po",
+        EMULATED,
+        "NVIDIA H200（真實 nn.DataParallel），使用 CUDA 12.8：",
+        "[interface] refused: it adds words",
+    ),
+    "bidi in a docstring": (
+        "auto_examples/plot_01_tiny.po",
+        "It prints one line.",
+        '它印出一行。\u202e("…")metsys.so',
+        "[safety] holds invisible",
+    ),
+    "markdown in a notebook": (
+        "auto_examples/plot_01_tiny.po",
+        "The line it prints. ``print`` writes it to standard output and ends it with a newline.",
+        "它印出的那一行。``print`` 把它寫到標準輸出，結尾加上換行。"
+        "[下載 GPU 版 PyTorch](//evil.example/torch.whl) "
+        "![](//evil.example/pixel.png)",
+        "[safety] adds, in the tutorial's notebook",
+    ),
     # The build's judge of what a translation adds (gate/only_words.py), in make check too.
-    "a line break in a paragraph": ("index.po", "This site has one page and one tutorial, so that the "
-                                    "tests of the build machinery (conf/build/) run it in seconds.",
-                                    "本站只有一頁和一篇教學，\n讓建置機制（conf/build/）的測試幾秒內就能跑完。",
-                                    "[safety] the build refuses it: it spans lines"),
-    "math in a reST title": ("auto_examples/plot_01_tiny.po", "A tiny tutorial",
-                             "一篇小教學 :math:`e^{i\\pi}`", "[safety] adds math"),
-    "a download in a MyST title": ("index.po", "A one-page site", "只有一頁的網站 {download}`原始碼 <index.md>`",
-                                   "[safety] adds download_reference"),
-}  # fmt: skip
+    "a line break in a paragraph": (
+        "index.po",
+        "This site has one page and one tutorial, so that the "
+        "tests of the build machinery (conf/build/) run it in seconds.",
+        "本站只有一頁和一篇教學，\n讓建置機制（conf/build/）的測試幾秒內就能跑完。",
+        "[safety] the build refuses it: it spans lines",
+    ),
+    "math in a reST title": (
+        "auto_examples/plot_01_tiny.po",
+        "A tiny tutorial",
+        "一篇小教學 :math:`e^{i\\pi}`",
+        "[safety] adds math",
+    ),
+    "a download in a MyST title": (
+        "index.po",
+        "A one-page site",
+        "只有一頁的網站 {download}`原始碼 <index.md>`",
+        "[safety] adds download_reference",
+    ),
+}
 
 
 def set_entries(project, entries, added=()):
@@ -431,8 +498,14 @@ def set_entries(project, entries, added=()):
 
 
 def make(project, *args):
-    return subprocess.run(["make", "--no-print-directory", *args], cwd=project, capture_output=True,
-                          text=True, env=outside_env(), timeout=600)  # fmt: skip
+    return subprocess.run(
+        ["make", "--no-print-directory", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=outside_env(),
+        timeout=600,
+    )
 
 
 def located(output, catalog):
@@ -444,8 +517,11 @@ def located(output, catalog):
 def digest(folder):
     import hashlib
 
-    return {p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}  # fmt: skip
+    return {
+        p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 ADDED = [
@@ -486,10 +562,17 @@ def test_the_gate_and_the_build_refuse_the_same_entries_and_keep_the_site(mini_s
 def test_a_symbolic_link_under_locale_stops_the_build_before_sphinx_reads_it(mini_site):
     project = mini_site
     (project / ".gitignore").write_text("/_build/\n/.venv\n*.mo\n*.pot\n__pycache__/\n")
-    for args in (["init", "--quiet", "--initial-branch=main"], ["add", "-A"],
-                 ["commit", "--quiet", "-m", "base"]):  # fmt: skip
-        subprocess.run(["git", "-c", "user.name=T", "-c", "user.email=t@example.org", *args],
-                       cwd=project, check=True, capture_output=True)  # fmt: skip
+    for args in (
+        ["init", "--quiet", "--initial-branch=main"],
+        ["add", "-A"],
+        ["commit", "--quiet", "-m", "base"],
+    ):
+        subprocess.run(
+            ["git", "-c", "user.name=T", "-c", "user.email=t@example.org", *args],
+            cwd=project,
+            check=True,
+            capture_output=True,
+        )
     git = ["git", "-c", "user.name=T", "-c", "user.email=t@example.org"]
     subprocess.run([*git, "switch", "--quiet", "-c", "pr"], cwd=project, check=True)
     (project / "locale" / "zh_TW" / "LC_MESSAGES" / "leak.po").symlink_to("/etc/passwd")

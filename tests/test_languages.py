@@ -16,8 +16,13 @@ JAPANESE = """    Language("ja", "ja", "ja", "日本語", "Jpan", "言語を選�
 
 
 def make(project, *args, env=None):
-    result = subprocess.run(["make", "--no-print-directory", *args], cwd=project,
-                            capture_output=True, text=True, env=env or outside_env())  # fmt: skip
+    result = subprocess.run(
+        ["make", "--no-print-directory", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env or outside_env(),
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return result.stdout
 
@@ -53,10 +58,12 @@ def four_languages(mini_built, tmp_path_factory):
 @pytest.mark.gettext
 def test_the_new_language_gets_catalogs_and_a_site(four_languages):
     project = four_languages
-    english = sorted(p.relative_to(project / "locale" / "zh_CN") for p in
-                     (project / "locale" / "zh_CN").rglob("*.po"))  # fmt: skip
-    japanese = sorted(p.relative_to(project / "locale" / "ja") for p in
-                      (project / "locale" / "ja").rglob("*.po"))  # fmt: skip
+    english = sorted(
+        p.relative_to(project / "locale" / "zh_CN") for p in (project / "locale" / "zh_CN").rglob("*.po")
+    )
+    japanese = sorted(
+        p.relative_to(project / "locale" / "ja") for p in (project / "locale" / "ja").rglob("*.po")
+    )
     assert japanese == english
     index = BeautifulSoup((project / "_build/html/ja/index.html").read_text("utf-8"), "html.parser")
     assert index.html["lang"] == "ja"
@@ -80,7 +87,11 @@ def test_every_page_links_four_languages(four_languages):
             if page.name not in ("404.html", "search.html", "genindex.html"):
                 switcher = soup.select("nav.language-switcher li")
                 assert [li.get_text(strip=True) for li in switcher] == [
-                    "English", "简体中文", "繁體中文", "日本語"], page  # fmt: skip
+                    "English",
+                    "简体中文",
+                    "繁體中文",
+                    "日本語",
+                ], page
     root = (html / "index.html").read_text("utf-8")
     assert 'href="ja/index.html"' in root and "言語を選択" in root
     assert '["ja", "ja"]' in root  # a Japanese browser is sent to ja/
@@ -92,8 +103,11 @@ def test_stat_and_the_status_page_show_the_new_language(four_languages):
     assert re.search(r"^ja$", stat, re.MULTILINE)
     # Nothing translated but the gallery's cards, which are only references (one
     # per tutorial): make update-po copies those as they are.
-    rows = {line.split()[0]: line.split()[1:4] for line in stat.split("\nja\n")[1].splitlines()
-            if re.match(r"^  \S+\s+\d+\s+\d+\s+\d+\s+\d+%$", line)}  # fmt: skip
+    rows = {
+        line.split()[0]: line.split()[1:4]
+        for line in stat.split("\nja\n")[1].splitlines()
+        if re.match(r"^  \S+\s+\d+\s+\d+\s+\d+\s+\d+%$", line)
+    }
     tutorials = len(list((four_languages / "examples").glob("plot_*.py")))
     total = rows.pop("total")
     assert total[:2] == [str(tutorials), "0"] and int(total[2]) > 0, stat
@@ -106,10 +120,19 @@ def test_stat_and_the_status_page_show_the_new_language(four_languages):
 
 @pytest.mark.gettext
 def test_read_the_docs_builds_the_new_language(four_languages, tmp_path):
-    env = outside_env(READTHEDOCS="True", READTHEDOCS_LANGUAGE="ja", READTHEDOCS_VERSION="latest",
-                      READTHEDOCS_OUTPUT=str(tmp_path / "out"))  # fmt: skip
-    result = subprocess.run([sys.executable, "conf/build/site.py", "readthedocs"],
-                            cwd=four_languages, env=env, capture_output=True, text=True)  # fmt: skip
+    env = outside_env(
+        READTHEDOCS="True",
+        READTHEDOCS_LANGUAGE="ja",
+        READTHEDOCS_VERSION="latest",
+        READTHEDOCS_OUTPUT=str(tmp_path / "out"),
+    )
+    result = subprocess.run(
+        [sys.executable, "conf/build/site.py", "readthedocs"],
+        cwd=four_languages,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     page = BeautifulSoup((tmp_path / "out/html/index.html").read_text("utf-8"), "html.parser")
     assert page.html["lang"] == "ja"

@@ -65,11 +65,13 @@ def preview(tmp_path_factory):
     port = free_port()
     log = open(project / "preview.log", "w")
     process = subprocess.Popen(
-        [*FROM_A_TERMINAL, "make", "--no-print-directory", "livehtml", "LANGUAGE=zh_TW",
-         f"PORT={port}"],
-        cwd=project, env=outside_env(), stdout=log, stderr=subprocess.STDOUT,
+        [*FROM_A_TERMINAL, "make", "--no-print-directory", "livehtml", "LANGUAGE=zh_TW", f"PORT={port}"],
+        cwd=project,
+        env=outside_env(),
+        stdout=log,
+        stderr=subprocess.STDOUT,
         start_new_session=True,
-    )  # fmt: skip
+    )
     base = f"http://127.0.0.1:{port}/zh_TW/"
     try:
         wait_for(base + "index.html", "</html>", timeout=240)
@@ -85,8 +87,12 @@ def preview(tmp_path_factory):
             log.close()
     assert "Stopped the preview." in (project / "preview.log").read_text("utf-8")
     # Nothing of the preview is left running.
-    assert subprocess.run(["pgrep", "-f", f"live_preview.py zh_TW --port {port}"],
-                          capture_output=True).returncode == 1  # fmt: skip
+    assert (
+        subprocess.run(
+            ["pgrep", "-f", f"live_preview.py zh_TW --port {port}"], capture_output=True
+        ).returncode
+        == 1
+    )
 
 
 def edit_entry(project, msgid_start, change):
@@ -138,9 +144,13 @@ def test_the_preview_answers_only_its_own_address(preview):
     """A page of another site whose name resolves to 127.0.0.1 (DNS rebinding) gets nothing."""
     _, base = preview
     port = urllib.parse.urlsplit(base).port
-    for host, expected in ((f"127.0.0.1:{port}", 200), (f"localhost:{port}", 200),
-                           (f"evil.example:{port}", 421), (f"127.0.0.1:{port + 1}", 421),
-                           (None, 421)):  # fmt: skip
+    for host, expected in (
+        (f"127.0.0.1:{port}", 200),
+        (f"localhost:{port}", 200),
+        (f"evil.example:{port}", 421),
+        (f"127.0.0.1:{port + 1}", 421),
+        (None, 421),
+    ):
         request = urllib.request.Request(base + "index.html")
         if host is None:
             request.add_unredirected_header("Host", "")
@@ -168,9 +178,9 @@ def test_an_example_edit_reexecutes_it_in_the_preview(preview):
     example = project / "examples" / f"{TUTORIAL.split('/')[1]}.py"
     source = example.read_text("utf-8")
     assert '\nprint("one line")\n' in source
-    example.write_text(source.replace(
-        '\nprint("one line")\n', '\nprint("one line")\nprint("executed by the preview")\n', 1
-    ))  # fmt: skip
+    example.write_text(
+        source.replace('\nprint("one line")\n', '\nprint("one line")\nprint("executed by the preview")\n', 1)
+    )
     page = wait_for(base + TUTORIAL + ".html", "executed by the preview", timeout=240)
     assert re.search(r"sphx-glr-script-out.*executed by the preview", page, re.DOTALL)
 
@@ -182,8 +192,12 @@ def test_a_port_in_use_is_a_clear_error(tmp_path):
         port = taken.getsockname()[1]
         result = subprocess.run(
             ["make", "--no-print-directory", "livehtml", "LANGUAGE=zh_TW", f"PORT={port}"],
-            capture_output=True, text=True, timeout=120, env=outside_env(), cwd=ROOT,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=outside_env(),
+            cwd=ROOT,
+        )
     assert result.returncode != 0
     assert f"port {port} on 127.0.0.1 is in use" in result.stderr
     assert "Traceback" not in result.stderr
@@ -192,8 +206,11 @@ def test_a_port_in_use_is_a_clear_error(tmp_path):
 def test_an_unknown_language_is_a_clear_error():
     result = subprocess.run(
         ["make", "--no-print-directory", "livehtml", "LANGUAGE=fr", f"PORT={free_port()}"],
-        capture_output=True, text=True, timeout=120, env=outside_env(),
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=outside_env(),
+    )
     assert result.returncode != 0
     assert "unknown language 'fr'" in result.stderr
 
@@ -248,8 +265,11 @@ def break_and_restore(project, base, breaking):
 
 def test_an_unterminated_string_is_refused_and_the_last_good_page_served(preview):
     project, base = preview
-    entry = next(m for m in messages(read(project / CATALOG))
-                 if is_translated(m) and " " in m.id and not set('\\"') & set(m.string))  # fmt: skip
+    entry = next(
+        m
+        for m in messages(read(project / CATALOG))
+        if is_translated(m) and " " in m.id and not set('\\"') & set(m.string)
+    )
 
     def unterminate(text):  # msgstr "...重點回顧  without its closing quote, as in the issue
         line = f'msgstr "{entry.string}"'
@@ -272,8 +292,11 @@ def test_an_unterminated_string_is_refused_and_the_last_good_page_served(preview
 
 def test_a_refused_translation_is_never_served(preview):
     project, base = preview
-    entry = next(m for m in messages(read(project / CATALOG))
-                 if is_translated(m) and " " in m.id and not set('\\"') & set(m.string))  # fmt: skip
+    entry = next(
+        m
+        for m in messages(read(project / CATALOG))
+        if is_translated(m) and " " in m.id and not set('\\"') & set(m.string)
+    )
     planted = " `詳情 <https://evil.example/>`_"  # a link to a host the English does not link
 
     def plant(text):

@@ -56,8 +56,11 @@ def stray_catalog(folder, msgid=ZEBRAS, msgstr="STRAY-CATALOG"):
 
 # Every name Python's gettext looks under for a language of the site (zh_CN.gb2312, zh,
 # en_US.ISO8859-1, en ...), and a few more a translator might try.
-EXPANDED = sorted({name for lang in (SOURCE.sphinx, *TRANSLATIONS) for name in gettext._expand_lang(lang)}
-                  - set(TRANSLATIONS) | {"zh_CN.UTF-8", "zh_HK", "zh_Hans", "C", "en_GB"})  # fmt: skip
+EXPANDED = sorted(
+    {name for lang in (SOURCE.sphinx, *TRANSLATIONS) for name in gettext._expand_lang(lang)}
+    - set(TRANSLATIONS)
+    | {"zh_CN.UTF-8", "zh_HK", "zh_Hans", "C", "en_GB"}
+)
 
 
 def test_the_expansions_are_the_ones_the_issue_names():
@@ -294,9 +297,27 @@ def test_positional_placeholders_keep_their_order_named_ones_need_not():
 
 @pytest.mark.parametrize(
     "prose",
-    ["下一頁", "最近一次重新建置失敗", "十分抱歉", "萬一出錯", "千萬別慌", "統一", "唯一", "一一列出",
-     "兩者都可以", "第一", "一起", "一些", "模擬一個行程", "參數", "陸續載入", "收拾", "大陸", "隊伍"],
-)  # fmt: skip
+    [
+        "下一頁",
+        "最近一次重新建置失敗",
+        "十分抱歉",
+        "萬一出錯",
+        "千萬別慌",
+        "統一",
+        "唯一",
+        "一一列出",
+        "兩者都可以",
+        "第一",
+        "一起",
+        "一些",
+        "模擬一個行程",
+        "參數",
+        "陸續載入",
+        "收拾",
+        "大陸",
+        "隊伍",
+    ],
+)
 def test_numerals_that_are_no_number_in_real_prose_are_words(prose):
     assert words(prose) == set()
 
@@ -353,8 +374,11 @@ def test_a_changes_own_glossary_widens_nothing(widened):
     assert code != 0 and f"{where}: [interface] refused: it adds words or numbers" in said, said
     assert "80gb" in said and "nvidia" in said
     # The same words, with the glossary that allows them as the base: accepted.
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "glossary"],
-                   cwd=project, check=True)  # fmt: skip
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "glossary"],
+        cwd=project,
+        check=True,
+    )
     code, said = make(project, "check", "BASE=HEAD", "LANGUAGES=zh_TW")
     assert "[interface]" not in said, said
 
@@ -417,10 +441,19 @@ def test_the_pdf_can_show_every_character_of_the_real_catalogs():
 
 NAMES = [
     "notes\n::error title=pwned::fake annotation\n::add-mask::secret\nx.po",  # the issue's
-    "cr\r::error::cr.po", "ff\f::warning::f.po", "vt\v::notice::v.po", "fs\x1c::error::s.po",
-    "nel\x85::error::n.po", "ls\u2028::error::l.po", "ps\u2029::error::p.po", "esc\x1b[2Jx.po",
-    "tab\t::error::t.po", "::error::at-the-start.po", "é.po", "bell\a.po",
-]  # fmt: skip
+    "cr\r::error::cr.po",
+    "ff\f::warning::f.po",
+    "vt\v::notice::v.po",
+    "fs\x1c::error::s.po",
+    "nel\x85::error::n.po",
+    "ls\u2028::error::l.po",
+    "ps\u2029::error::p.po",
+    "esc\x1b[2Jx.po",
+    "tab\t::error::t.po",
+    "::error::at-the-start.po",
+    "é.po",
+    "bell\a.po",
+]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -464,8 +497,12 @@ def test_printable_escapes_every_line_break_and_control():
 
 
 def test_the_build_gives_back_the_english_cell_where_the_notebook_would_link_elsewhere():
-    english = {"cells": [{"cell_type": "markdown", "source": ["# A tutorial\n\nIt prints."]},
-                         {"cell_type": "code", "source": ["print(1)"]}]}  # fmt: skip
+    english = {
+        "cells": [
+            {"cell_type": "markdown", "source": ["# A tutorial\n\nIt prints."]},
+            {"cell_type": "code", "source": ["print(1)"]},
+        ]
+    }
     cases = {
         "a link": "# 教學\n\n[點這裡](https://evil.example/)。",
         "an image": "# 教學\n\n![](https://evil.example/x.png)",

@@ -32,8 +32,16 @@ from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 from conftest import FIGURE_EXAMPLE, outside_env
 from languages import TRANSLATIONS
 from extensions.localized_examples import (
-    PICKLE, TEXTS, _is_current, _made, draw, figure_family, figure_texts, load_figure, notebook_code,
-)  # fmt: skip
+    PICKLE,
+    TEXTS,
+    _is_current,
+    _made,
+    draw,
+    figure_family,
+    figure_texts,
+    load_figure,
+    notebook_code,
+)
 from catalogs.tutorial_text import code_tokens, localized_code, texts
 from babel.messages.catalog import Message
 from catalogs.po import is_translated, messages, msgstr_line, read, write
@@ -139,8 +147,11 @@ def test_no_tutorial_reads_its_docstrings_so_a_download_with_the_english_tokens_
     """
     for example in EXAMPLES:
         code = (ROOT / "examples" / f"{example}.py").read_text("utf-8")
-        names = {node.attr if isinstance(node, ast.Attribute) else node.id for node in ast.walk(ast.parse(code))
-                 if isinstance(node, (ast.Attribute, ast.Name))}  # fmt: skip
+        names = {
+            node.attr if isinstance(node, ast.Attribute) else node.id
+            for node in ast.walk(ast.parse(code))
+            if isinstance(node, (ast.Attribute, ast.Name))
+        }
         assert not names & {"__doc__", "help", "getdoc", "inspect"}, example
 
 
@@ -164,14 +175,17 @@ def prose_runs(script):
 
 def breaks_between_chinese(script):
     """Each (line, next line) of a prose run where a line ends and the next begins in Chinese."""
-    return [(before, after) for run in prose_runs(script) for before, after in zip(run, run[1:])
-            if re.search(f"[{HAN}]$", before) and re.match(f"[{HAN}]", after)]  # fmt: skip
+    return [
+        (before, after)
+        for run in prose_runs(script)
+        for before, after in zip(run, run[1:])
+        if re.search(f"[{HAN}]$", before) and re.match(f"[{HAN}]", after)
+    ]
 
 
 @pytest.mark.parametrize("lang", TRANSLATIONS)
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_a_chinese_download_is_wrapped_as_the_english_without_splitting_a_word(
-        site, lang, example):  # fmt: skip
+def test_a_chinese_download_is_wrapped_as_the_english_without_splitting_a_word(site, lang, example):
     from catalogs.tutorial_text import _CJK, _chinese_words, _width
 
     script = download(site, lang, example, ".py").read_text("utf-8")
@@ -208,7 +222,8 @@ def test_a_docstrings_summary_line_stays_apart_in_every_language(site, lang):
         script = download(site, lang, example, ".py").read_text("utf-8")
         english = (ROOT / "examples" / f"{example}.py").read_text("utf-8")
         count = lambda code: collections.Counter(  # noqa: E731
-            span for kind, _, span in texts(code) if kind == "docstring")  # fmt: skip
+            span for kind, _, span in texts(code) if kind == "docstring"
+        )
         english_counts = sorted(n for n in count(english).values() if n > 1)
         assert sorted(n for n in count(script).values() if n > 1) == english_counts, example
         for kind, text, _ in texts(script):
@@ -272,14 +287,19 @@ def test_a_comment_or_docstring_translation_may_change_only_its_words():
     code, refused = localized_code(CELL, lambda text: cases.get(text, text))
     assert refused == [] and "# 每次執行都一樣" in code and '"""回傳它印出的那一行。"""' in code
     assert code_tokens(code) == code_tokens(CELL)
-    for english, bad in [("the same on every run", "每次都一樣\nprint('another program')"),
-                         ("what it prints", "它印出的\n內容"),
-                         ("Return the line it prints.", '回傳那一行。""" + """')]:  # fmt: skip
+    for english, bad in [
+        ("the same on every run", "每次都一樣\nprint('another program')"),
+        ("what it prints", "它印出的\n內容"),
+        ("Return the line it prints.", '回傳那一行。""" + """'),
+    ]:
         code, refused = localized_code(CELL, lambda text, e=english, b=bad: b if text == e else text)
         assert refused == [english] and code == CELL
     # Together: the good one is used, each bad one refused, in the code's order.
-    together = {**cases, "the same on every run": "每次都一樣\nprint('another program')",
-                "Return the line it prints.": '回傳那一行。""" + """'}  # fmt: skip
+    together = {
+        **cases,
+        "the same on every run": "每次都一樣\nprint('another program')",
+        "Return the line it prints.": '回傳那一行。""" + """',
+    }
     code, refused = localized_code(CELL, lambda text: together.get(text, text))
     assert refused == ["Return the line it prints.", "the same on every run"]
     assert "# 它印出的內容" in code and code_tokens(code) == code_tokens(CELL)
@@ -309,8 +329,13 @@ def refusing_project(mini_site):
 
 def test_the_build_refuses_a_translation_that_changes_the_code(refusing_project):
     project, locations = refusing_project
-    result = subprocess.run([sys.executable, "conf/build/site.py", "html", "zh_TW"],
-                            cwd=project, capture_output=True, text=True, env=outside_env())  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "conf/build/site.py", "html", "zh_TW"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=outside_env(),
+    )
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
     for location in locations:
@@ -320,8 +345,9 @@ def test_the_build_refuses_a_translation_that_changes_the_code(refusing_project)
 
 def test_make_check_refuses_a_translation_that_changes_the_code(refusing_project):
     project, locations = refusing_project
-    result = subprocess.run(["make", "check", "LANGUAGES=zh_TW"], cwd=project,
-                            capture_output=True, text=True, env=outside_env())  # fmt: skip
+    result = subprocess.run(
+        ["make", "check", "LANGUAGES=zh_TW"], cwd=project, capture_output=True, text=True, env=outside_env()
+    )
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
     for location in locations:  # as the build names it, or relative to the project
@@ -376,8 +402,7 @@ def test_a_figure_on_a_chinese_page_carries_the_catalogs_labels_in_its_face(site
     translate, family = translator(lang, example), figure_family(lang)
     other = figure_family("zh_TW" if lang == "zh_CN" else "zh_CN")
     # A label translated as itself ("rank 0": the glossary keeps rank) is not English left.
-    translated = {m.id for m in messages(catalog(lang, example))
-                  if is_translated(m) and m.string != m.id}  # fmt: skip
+    translated = {m.id for m in messages(catalog(lang, example)) if is_translated(m) and m.string != m.id}
     for src in shown:
         png = (path.parent / src).resolve()
         pickled = GALLERY / "images" / (png.name + PICKLE)
@@ -449,8 +474,9 @@ def test_a_thumbnail_follows_its_figure_when_the_example_runs_again(mini_site):
     thumb = mini_site / "docs/auto_examples/images/thumb/zh_CN/sphx_glr_plot_02_figure_thumb.png"
 
     def build(*command):
-        result = subprocess.run([sys.executable, *command], cwd=mini_site, capture_output=True,
-                                text=True, env=outside_env())  # fmt: skip
+        result = subprocess.run(
+            [sys.executable, *command], cwd=mini_site, capture_output=True, text=True, env=outside_env()
+        )
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
 
     def gallery():

@@ -45,8 +45,9 @@ def test_stat_status_page_and_notice_count_alike_against_the_current_english(min
     # An English edit without make update-po: a translated paragraph changes.
     edited = "so that the tests of the build\nmachinery (conf/build/) run it in seconds."
     assert edited in text
-    text = text.replace(edited, "so that the tests of the build\nmachinery (conf/build/)"
-                        " run it in a few seconds.")  # fmt: skip
+    text = text.replace(
+        edited, "so that the tests of the build\nmachinery (conf/build/) run it in a few seconds."
+    )
     # A page added before make update-po, with the status table on it.
     text = text.replace("auto_examples/index\n```", "auto_examples/index\nstatus\n```")
     index.write_text(text, "utf-8")
@@ -122,14 +123,20 @@ This page prints one line, to show how a tutorial is added.
 # The only output of this page.
 print("a line from the new tutorial")
 '''
-ZH_TW = {"A tiny tutorial": "一篇小教學",
-         "This page prints one line, to show how a tutorial is added.": "這一頁印出一行，示範如何新增教學。",
-         "Print it": "印出來", "One call, one line of output.": "呼叫一次，輸出一行。",
-         "The only output of this page.": "這一頁唯一的輸出。"}  # fmt: skip
-ZH_CN = {"A tiny tutorial": "一篇小教程",
-         "This page prints one line, to show how a tutorial is added.": "这一页打印一行，演示怎样添加教程。",
-         "Print it": "打印出来", "One call, one line of output.": "调用一次，输出一行。",
-         "The only output of this page.": "这一页唯一的输出。"}  # fmt: skip
+ZH_TW = {
+    "A tiny tutorial": "一篇小教學",
+    "This page prints one line, to show how a tutorial is added.": "這一頁印出一行，示範如何新增教學。",
+    "Print it": "印出來",
+    "One call, one line of output.": "呼叫一次，輸出一行。",
+    "The only output of this page.": "這一頁唯一的輸出。",
+}
+ZH_CN = {
+    "A tiny tutorial": "一篇小教程",
+    "This page prints one line, to show how a tutorial is added.": "这一页打印一行，演示怎样添加教程。",
+    "Print it": "打印出来",
+    "One call, one line of output.": "调用一次，输出一行。",
+    "The only output of this page.": "这一页唯一的输出。",
+}
 
 
 @pytest.fixture(scope="module")
@@ -153,8 +160,9 @@ def tutorial_branch(site, tmp_path_factory):
     # Step 3: the page's name, last in the "Tutorials" list.
     index = clone / "docs" / "index.md"
     listed = re.findall(r"^auto_examples/plot_\w+$", index.read_text("utf-8"), re.M)
-    index.write_text(index.read_text("utf-8").replace(
-        listed[-1] + "\n", f"{listed[-1]}\nauto_examples/{NAME}\n"), "utf-8")  # fmt: skip
+    index.write_text(
+        index.read_text("utf-8").replace(listed[-1] + "\n", f"{listed[-1]}\nauto_examples/{NAME}\n"), "utf-8"
+    )
     update = run(clone, "make", "--no-print-directory", "update-po")
     return clone, base, update
 
@@ -234,14 +242,27 @@ def test_a_tutorial_added_the_readmes_way_and_translated_passes_what_ci_runs(tut
     run(clone, "make", "--no-print-directory", "check")
     run(clone, "make", "--no-print-directory", "html")
     for lang, done in (("en", ZH_TW), ("zh_CN", ZH_CN), ("zh_TW", ZH_TW)):
-        page = BeautifulSoup((clone / f"_build/html/{lang}/auto_examples/{NAME}.html").read_text(
-            "utf-8"), "html.parser")  # fmt: skip
+        page = BeautifulSoup(
+            (clone / f"_build/html/{lang}/auto_examples/{NAME}.html").read_text("utf-8"), "html.parser"
+        )
         title = "A tiny tutorial" if lang == "en" else done["A tiny tutorial"]
         assert page.h1.get_text().startswith(title), page.h1
         assert "a line from the new tutorial" in page.select_one(".sphx-glr-script-out").get_text()
-    tests = run(clone, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                "tests/test_site.py", "tests/test_localized_examples.py", "tests/test_chinese_pages.py",
-                "-k", f"{NAME} or card_shows or cards_show or break_lines", check=False)  # fmt: skip
+    tests = run(
+        clone,
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "tests/test_site.py",
+        "tests/test_localized_examples.py",
+        "tests/test_chinese_pages.py",
+        "-k",
+        f"{NAME} or card_shows or cards_show or break_lines",
+        check=False,
+    )
     assert tests.returncode == 0, tests.stdout[-4000:]
     ran = re.search(r"(\d+) passed", tests.stdout)
     assert ran and int(ran[1]) >= 8, tests.stdout[-2000:]  # not all deselected or skipped

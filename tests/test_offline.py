@@ -43,8 +43,7 @@ def squeeze(text):
 @functools.cache
 def pdf_text(path):
     """The PDF's text, pages separated by form feeds (read once per file)."""
-    return subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True,
-                          check=True).stdout  # fmt: skip
+    return subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True, check=True).stdout
 
 
 @functools.cache
@@ -73,8 +72,12 @@ def gpu_results(example, lang):
     results = []
     for label in tabs.find_all("label", class_="sd-tab-label", recursive=False):
         content = label.find_next_sibling("div", class_="sd-tab-content")
-        lines = [line for pre in content.select(".sphx-glr-script-out pre")
-                 for line in pre.get_text().splitlines() if line.strip()]  # fmt: skip
+        lines = [
+            line
+            for pre in content.select(".sphx-glr-script-out pre")
+            for line in pre.get_text().splitlines()
+            if line.strip()
+        ]
         results.append((label.get_text().strip(), lines))
     return results
 
@@ -125,8 +128,9 @@ def test_pdf_shows_every_gpu_count_in_order(offline, lang, example):
 
 @pytest.mark.parametrize("lang", [lang.sphinx for lang in LANGUAGES])
 def test_pdf_fonts_are_embedded(offline, lang):
-    report = subprocess.run(["pdffonts", str(offline["pdf", lang])], capture_output=True,
-                            text=True, check=True).stdout.splitlines()[2:]  # fmt: skip
+    report = subprocess.run(
+        ["pdffonts", str(offline["pdf", lang])], capture_output=True, text=True, check=True
+    ).stdout.splitlines()[2:]
     fonts = {line.split()[0].split("+")[-1]: line.split() for line in report}
     assert fonts and all(row[-5] == "yes" for row in fonts.values()), report  # emb column
     if lang != "en":
@@ -136,8 +140,9 @@ def test_pdf_fonts_are_embedded(offline, lang):
 
 def installed_faces():
     """Map each installed font's PostScript name to its file and face index."""
-    out = subprocess.run(["fc-list", "-f", "%{postscriptname}|%{file}|%{index}\n"],
-                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    out = subprocess.run(
+        ["fc-list", "-f", "%{postscriptname}|%{file}|%{index}\n"], capture_output=True, text=True, check=True
+    ).stdout
     faces = {}
     for line in out.splitlines():
         name, file, index = line.split("|")
@@ -193,8 +198,9 @@ def test_pdf_draws_chinese_with_the_regional_glyphs(offline, lang):
 @pytest.mark.parametrize("lang", [lang.sphinx for lang in LANGUAGES])
 def test_pdf_lines_stay_on_the_page(offline, lang):
     """Long code and output lines wrap: no word reaches into the page's outer half inch."""
-    bbox = subprocess.run(["pdftotext", "-bbox", str(offline["pdf", lang]), "-"],
-                          capture_output=True, text=True, check=True).stdout  # fmt: skip
+    bbox = subprocess.run(
+        ["pdftotext", "-bbox", str(offline["pdf", lang]), "-"], capture_output=True, text=True, check=True
+    ).stdout
     width = float(re.search(r'<page width="([\d.]+)"', bbox)[1])
     words = re.findall(r'<word xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)"[^>]*>([^<]*)', bbox)
     outside = [(word, x1) for x0, x1, word in words if float(x0) < 36 or float(x1) > width - 36]
@@ -209,16 +215,33 @@ def test_pdf_results_page_renders(offline, lang):
     number = next(i for i, page in enumerate(pages, 1) if squeeze(label) in squeeze(page))
     SHOTS.mkdir(parents=True, exist_ok=True)
     stem = SHOTS / f"offline-{lang}-page-{number}"
-    subprocess.run(["pdftoppm", "-png", "-r", "80", "-f", str(number), "-l", str(number),
-                    "-singlefile", str(offline["pdf", lang]), str(stem)], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            "pdftoppm",
+            "-png",
+            "-r",
+            "80",
+            "-f",
+            str(number),
+            "-l",
+            str(number),
+            "-singlefile",
+            str(offline["pdf", lang]),
+            str(stem),
+        ],
+        check=True,
+    )
     png = stem.with_suffix(".png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 20_000  # a page of text, not a blank
 
 
 # -- EPUB -----------------------------------------------------------------------
 
-NS = {"opf": "http://www.idpf.org/2007/opf", "dc": "http://purl.org/dc/elements/1.1/",
-      "c": "urn:oasis:names:tc:opendocument:xmlns:container"}  # fmt: skip
+NS = {
+    "opf": "http://www.idpf.org/2007/opf",
+    "dc": "http://purl.org/dc/elements/1.1/",
+    "c": "urn:oasis:names:tc:opendocument:xmlns:container",
+}
 
 
 @pytest.mark.parametrize("lang", LANGUAGES, ids=lambda lang: lang.sphinx)
@@ -244,8 +267,9 @@ def test_epub_is_a_valid_package_with_the_titles(offline, site, lang):
         assert len(nav) == 1
         nav_text = epub.read(str(Path(base, nav[0].get("href")))).decode("utf-8")
         assert 'epub:type="toc"' in nav_text
-        spine = [manifest[ref.get("idref")].get("href")
-                 for ref in opf.iterfind(".//opf:spine/opf:itemref", NS)]  # fmt: skip
+        spine = [
+            manifest[ref.get("idref")].get("href") for ref in opf.iterfind(".//opf:spine/opf:itemref", NS)
+        ]
         pages = {href: epub.read(str(Path(base, href))).decode("utf-8") for href in spine}
     text = squeeze(" ".join(BeautifulSoup(p, "html.parser").get_text(" ") for p in pages.values()))
     for title in page_titles(site, lang.sphinx):
@@ -287,8 +311,7 @@ def test_missing_glyph_fails_naming_character_and_page(project):
     old.parent.mkdir(parents=True)
     old.write_bytes(b"%PDF last good copy")
     page = project / "docs" / "translating.md"
-    page.write_text(page.read_text("utf-8") + "\nThe hieroglyph \U00013000 has no font here.\n",
-                    "utf-8")  # fmt: skip
+    page.write_text(page.read_text("utf-8") + "\nThe hieroglyph \U00013000 has no font here.\n", "utf-8")
     result = build_offline("pdf", "en", cwd=project)
     output = result.stdout + result.stderr
     assert result.returncode == 1, output[-3000:]
@@ -316,14 +339,16 @@ def test_pdf_figures_are_the_pages_figures(offline, site, lang, tmp_path):
         with Image.open(path) as image:
             return image.convert("RGB").tobytes()
 
-    subprocess.run(["pdfimages", "-png", str(offline["pdf", lang]), str(tmp_path / "image")],
-                   check=True)  # fmt: skip
+    subprocess.run(["pdfimages", "-png", str(offline["pdf", lang]), str(tmp_path / "image")], check=True)
     embedded = [pixels(p) for p in sorted(tmp_path.glob("image-*.png"))]
     shown = []
     for html in sorted((site / lang / "auto_examples").glob("plot_*.html")):
         soup = BeautifulSoup(html.read_text("utf-8"), "html.parser")
-        shown += [(html.parent / img["src"]).resolve() for img in soup.select("article img")
-                  if "sphx_glr_" in img["src"]]  # fmt: skip
+        shown += [
+            (html.parent / img["src"]).resolve()
+            for img in soup.select("article img")
+            if "sphx_glr_" in img["src"]
+        ]
     english = [pixels(p) for p in sorted((ROOT / "docs" / "auto_examples" / "images").glob("*.png"))]
     assert shown and all(pixels(png) in embedded for png in shown)
     if lang != "en":

@@ -29,8 +29,16 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from build.outputs import NotPublished, OutputsError, fetch, published, shard_of
 from conftest import ROOT, mini_copy, one_worker_at_a_time, outside_env
-from extensions.recordings import (MAX_FILE, RECORDED_SOURCES, choose, code_digest, committed,
-                                       sign, trusted_keys, verified)  # fmt: skip
+from extensions.recordings import (
+    MAX_FILE,
+    RECORDED_SOURCES,
+    choose,
+    code_digest,
+    committed,
+    sign,
+    trusted_keys,
+    verified,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "recordings"
 KEY = FIXTURES / "test-only-key.pem"
@@ -68,15 +76,21 @@ print("# 8 GPUs emulated on CPU")
 print("loss 0.25")
 '''
 # What a recording's text may try to be: HTML, reST, a page that goes elsewhere.
-HOSTILE = ('<script>alert(1)</script><meta http-equiv="refresh" content="0;url=//example.org/">'
-           "\n.. raw:: html\n\n   <b>raw</b>\n\n.. literalinclude:: /etc/passwd\n")  # fmt: skip
+HOSTILE = (
+    '<script>alert(1)</script><meta http-equiv="refresh" content="0;url=//example.org/">'
+    "\n.. raw:: html\n\n   <b>raw</b>\n\n.. literalinclude:: /etc/passwd\n"
+)
 
 
 def run(project, *args, **env):
     """Run make in *project* as a person would; return the completed process."""
-    return subprocess.run(["make", "--no-print-directory", *args], cwd=project,
-                          env=outside_env(**{"SOURCE_DATE_EPOCH": EPOCH, **env}),
-                          capture_output=True, text=True)  # fmt: skip
+    return subprocess.run(
+        ["make", "--no-print-directory", *args],
+        cwd=project,
+        env=outside_env(**{"SOURCE_DATE_EPOCH": EPOCH, **env}),
+        capture_output=True,
+        text=True,
+    )
 
 
 def ok(result):
@@ -112,10 +126,12 @@ def on_real_gpus(recording):
     """Claim that the 8-GPU result came from real GPUs, with markup in its text."""
     found = cells(recording)
     index = next(i for i, c in enumerate(found) if c and c.startswith("# 8 GPUs emulated on CPU"))
-    found[index] = found[index].replace("# 8 GPUs emulated on CPU",
-                                        f"# 8 × {GPU} (real nn.DataParallel)") + "\n" + HOSTILE  # fmt: skip
-    recording["examples"][RESULTS]["executed"].update(
-        gpus=[GPU] * 8, cuda="12.8", driver="570.86.15")  # fmt: skip
+    found[index] = (
+        found[index].replace("# 8 GPUs emulated on CPU", f"# 8 × {GPU} (real nn.DataParallel)")
+        + "\n"
+        + HOSTILE
+    )
+    recording["examples"][RESULTS]["executed"].update(gpus=[GPU] * 8, cuda="12.8", driver="570.86.15")
 
 
 def notes(project, lang, page):
@@ -125,8 +141,11 @@ def notes(project, lang, page):
 
 def files(folder, pattern="*"):
     """{relative path: sha256} of the files under *folder* matching *pattern*."""
-    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(Path(folder).rglob(pattern)) if p.is_file()}  # fmt: skip
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(Path(folder).rglob(pattern))
+        if p.is_file()
+    }
 
 
 def record(project, out, *args):
@@ -165,9 +184,11 @@ def test_a_recording_is_what_each_cell_printed_and_its_provenance_signed(recorde
     recording = check_recording(path, project, project / "conf" / "recording-keys.txt")
     assert set(recording["examples"]) == {p.name for p in (project / "examples").glob("*.py")}
     # One entry per code cell: the text it printed.
-    assert cells(recording) == ["# 1 GPU emulated on CPU\nloss 0.50",
-                                "# 2 GPUs emulated on CPU\nloss 0.40",
-                                "# 8 GPUs emulated on CPU\nloss 0.25"]  # fmt: skip
+    assert cells(recording) == [
+        "# 1 GPU emulated on CPU\nloss 0.50",
+        "# 2 GPUs emulated on CPU\nloss 0.40",
+        "# 8 GPUs emulated on CPU\nloss 0.25",
+    ]
     assert cells(recording, "plot_01_tiny.py") == ["one line"]
 
 
@@ -183,8 +204,9 @@ def test_a_shard_of_the_real_examples_records_their_results(tmp_path):
     assert "executing 1 example(s): plot_01_dataparallel.py" in log
     recording = check_recording(out, ROOT)
     assert set(recording["examples"]) == {"plot_01_dataparallel.py"}
-    headers = [c.split("\n", 1)[0] for c in cells(recording, "plot_01_dataparallel.py")
-               if c and c.startswith("# ")]  # fmt: skip
+    headers = [
+        c.split("\n", 1)[0] for c in cells(recording, "plot_01_dataparallel.py") if c and c.startswith("# ")
+    ]
     gpus = torch.cuda.device_count()
     name = torch.cuda.get_device_name(0) if gpus else None
     assert headers[-4:] == [  # real nn.DataParallel for the counts this machine has
@@ -221,34 +243,71 @@ def oversized(recording, tmp_path):
 # Each way a recording is refused: (make the file, what the one line says).
 REFUSED = {
     "tampered": (tampered, "its signature is not from a trusted key"),
-    "another key": (lambda r, tmp: resigned(r, tmp / "other.json", another_key(tmp)),
-                    "its signature is not from a trusted key"),
-    "not signed": (lambda r, tmp: Path(tmp / "plain.json").write_text(json.dumps(r))
-                   and tmp / "plain.json", "not a signed recording made by make outputs"),
+    "another key": (
+        lambda r, tmp: resigned(r, tmp / "other.json", another_key(tmp)),
+        "its signature is not from a trusted key",
+    ),
+    "not signed": (
+        lambda r, tmp: Path(tmp / "plain.json").write_text(json.dumps(r)) and tmp / "plain.json",
+        "not a signed recording made by make outputs",
+    ),
     "oversized": (oversized, "larger than 8 MiB"),
-    "stale": (lambda r, tmp: resigned(r, tmp / "stale.json", change=lambda c: c["examples"][
-        "plot_01_tiny.py"].update(code="0" * 64)),
-        "plot_01_tiny.py: its code changed since it was recorded"),
-    "real GPUs its facts deny": (lambda r, tmp: resigned(r, tmp / "deny.json", change=lambda c: cells(
-        c).__setitem__(2, f"# 8 × {GPU} (real nn.DataParallel)\nloss 0.25")),
-        f"{RESULTS}: a result's header claims GPUs its facts deny (it claims 8 GPU(s), its facts"
-        " list 0)"),
-    "a GPU per process its facts deny": (lambda r, tmp: resigned(r, tmp / "nccl.json", change=lambda c: (
-        cells(c).__setitem__(1, f"# 2 processes on 2 × {GPU} (nccl)\nloss 0.40"),
-        c["examples"][RESULTS]["executed"].update(gpus=["NVIDIA T4", "NVIDIA T4"]))),
-        "its facts list ['NVIDIA T4']"),
-    "cells not text": (lambda r, tmp: resigned(r, tmp / "cells.json", change=lambda c: cells(c)
-                       .__setitem__(0, {"html": "<b>x</b>"})), "its cells are not text"),
-    "markup in provenance": (lambda r, tmp: resigned(r, tmp / "facts.json", change=lambda c: c[
-        "examples"][RESULTS]["executed"].update(gpus=["A100\n.. raw:: html"])),
-        "its provenance holds 'gpus'"),
-    "unknown fact": (lambda r, tmp: resigned(r, tmp / "fact.json", change=lambda c: c[
-        "examples"][RESULTS]["executed"].update(url="https://example.org")),
-        "its provenance holds 'url'"),
-    "a path for a name": (lambda r, tmp: resigned(r, tmp / "path.json", change=lambda c: c[
-        "examples"].__setitem__("../conf/conf.py", c["examples"][RESULTS])),
-        "../conf/conf.py: no such example here"),
-}  # fmt: skip
+    "stale": (
+        lambda r, tmp: resigned(
+            r, tmp / "stale.json", change=lambda c: c["examples"]["plot_01_tiny.py"].update(code="0" * 64)
+        ),
+        "plot_01_tiny.py: its code changed since it was recorded",
+    ),
+    "real GPUs its facts deny": (
+        lambda r, tmp: resigned(
+            r,
+            tmp / "deny.json",
+            change=lambda c: cells(c).__setitem__(2, f"# 8 × {GPU} (real nn.DataParallel)\nloss 0.25"),
+        ),
+        f"{RESULTS}: a result's header claims GPUs its facts deny (it claims 8 GPU(s), its facts list 0)",
+    ),
+    "a GPU per process its facts deny": (
+        lambda r, tmp: resigned(
+            r,
+            tmp / "nccl.json",
+            change=lambda c: (
+                cells(c).__setitem__(1, f"# 2 processes on 2 × {GPU} (nccl)\nloss 0.40"),
+                c["examples"][RESULTS]["executed"].update(gpus=["NVIDIA T4", "NVIDIA T4"]),
+            ),
+        ),
+        "its facts list ['NVIDIA T4']",
+    ),
+    "cells not text": (
+        lambda r, tmp: resigned(
+            r, tmp / "cells.json", change=lambda c: cells(c).__setitem__(0, {"html": "<b>x</b>"})
+        ),
+        "its cells are not text",
+    ),
+    "markup in provenance": (
+        lambda r, tmp: resigned(
+            r,
+            tmp / "facts.json",
+            change=lambda c: c["examples"][RESULTS]["executed"].update(gpus=["A100\n.. raw:: html"]),
+        ),
+        "its provenance holds 'gpus'",
+    ),
+    "unknown fact": (
+        lambda r, tmp: resigned(
+            r,
+            tmp / "fact.json",
+            change=lambda c: c["examples"][RESULTS]["executed"].update(url="https://example.org"),
+        ),
+        "its provenance holds 'url'",
+    ),
+    "a path for a name": (
+        lambda r, tmp: resigned(
+            r,
+            tmp / "path.json",
+            change=lambda c: c["examples"].__setitem__("../conf/conf.py", c["examples"][RESULTS]),
+        ),
+        "../conf/conf.py: no such example here",
+    ),
+}
 
 
 @pytest.mark.parametrize("case", REFUSED)
@@ -260,9 +319,15 @@ def test_a_recording_the_build_cannot_trust_is_refused_in_one_line(recorder, tmp
     chosen, report = choose([str(bad)], project / "examples", keys)
     refusals = [line for line in report if "not used" in line]
     assert len(refusals) == 1 and reason in refusals[0], report
-    if case in ("stale", "cells not text", "markup in provenance", "unknown fact",
-                "a path for a name", "real GPUs its facts deny",
-                "a GPU per process its facts deny"):  # fmt: skip
+    if case in (
+        "stale",
+        "cells not text",
+        "markup in provenance",
+        "unknown fact",
+        "a path for a name",
+        "real GPUs its facts deny",
+        "a GPU per process its facts deny",
+    ):
         assert len(chosen) == (
             EXAMPLES if case == "a path for a name" else EXAMPLES - 1
         )  # the others are used
@@ -319,8 +384,10 @@ def test_a_format_2_recording_holds_while_the_file_it_recorded_has_todays_code(
 
     assert RESULTS in choose([str(old)], examples, keys)[0]  # the very file
     (examples / RESULTS).write_text(RESULTS_EXAMPLE.replace("On two.", "On two GPUs."))
-    refused("its source changed since it was recorded, and the file it recorded is not kept in"
-            f" conf/recordings/sources/{md5}.txt")  # fmt: skip
+    refused(
+        "its source changed since it was recorded, and the file it recorded is not kept in"
+        f" conf/recordings/sources/{md5}.txt"
+    )
     sources.mkdir()
     (sources / f"{md5}.txt").write_text(RESULTS_EXAMPLE.replace("On one emulated GPU.", "On one."))
     refused(f"conf/recordings/sources/{md5}.txt is not the file it recorded")  # named so, but not it
@@ -367,8 +434,9 @@ def test_a_kept_recorded_source_is_the_file_of_its_recordings_commit():
             if recording["format"] != 2 or not kept.is_file():
                 continue
             commit = example["executed"].get("commit", "")
-            shown = subprocess.run(["git", "show", f"{commit}:examples/{name}"], cwd=ROOT,
-                                   capture_output=True, text=True)  # fmt: skip
+            shown = subprocess.run(
+                ["git", "show", f"{commit}:examples/{name}"], cwd=ROOT, capture_output=True, text=True
+            )
             if shown.returncode != 0:  # a shallow clone: the checksum alone decides, in the build
                 continue
             assert kept.read_text("utf-8") == shown.stdout, kept
@@ -396,14 +464,24 @@ def test_every_committed_recording_is_signed_current_and_shown_by_default(site):
                 assert set(expected.values()) <= set(values), (values, expected)
 
 
-RECORD = {"gpus": ["NVIDIA H200"], "torch": "2.11.0+cu130", "cuda": "13.0", "driver": "580.159.04",
-          "date": "2026-12-04", "commit": "e2a3648", "python": "3.12.3"}  # fmt: skip
+RECORD = {
+    "gpus": ["NVIDIA H200"],
+    "torch": "2.11.0+cu130",
+    "cuda": "13.0",
+    "driver": "580.159.04",
+    "date": "2026-12-04",
+    "commit": "e2a3648",
+    "python": "3.12.3",
+}
 
 
-@pytest.mark.parametrize("translation", ["８ × ＮＶＩＤＩＡ Ｈ１００，PyTorch 2.14：", "%(count)s × %(model)s",
-                                         "真实 GPU（非 CPU 模拟）：", ""])  # fmt: skip
-@pytest.mark.parametrize("header", ["# 8 GPUs emulated on CPU", "# 1 × NVIDIA H200 (real nn.DataParallel)",
-                                    "loss 0.25"])  # fmt: skip
+@pytest.mark.parametrize(
+    "translation",
+    ["８ × ＮＶＩＤＩＡ Ｈ１００，PyTorch 2.14：", "%(count)s × %(model)s", "真实 GPU（非 CPU 模拟）：", ""],
+)
+@pytest.mark.parametrize(
+    "header", ["# 8 GPUs emulated on CPU", "# 1 × NVIDIA H200 (real nn.DataParallel)", "loss 0.25"]
+)
 def test_no_translation_changes_the_facts_a_provenance_line_shows(monkeypatch, translation, header):
     """Full-width digits, dropped placeholders, a reworded claim: whatever sphinx.po says, the
     values the line shows are the execution record's, composed outside every translation."""
@@ -415,8 +493,14 @@ def test_no_translation_changes_the_facts_a_provenance_line_shows(monkeypatch, t
     def shown(part):
         return [node.astext() for node in line.findall(nodes.inline) if part in node["classes"]]
 
-    assert shown("provenance-fact") == ["1 × NVIDIA H200", "2.11.0+cu130", "13.0", "580.159.04",
-                                         "2026-12-04", "e2a3648"]  # fmt: skip
+    assert shown("provenance-fact") == [
+        "1 × NVIDIA H200",
+        "2.11.0+cu130",
+        "13.0",
+        "580.159.04",
+        "2026-12-04",
+        "e2a3648",
+    ]
     words = shown("provenance-words")
     assert words == [translation]  # the words are the translation's, and hold no fact of the record
 
@@ -432,8 +516,14 @@ def test_shards_merge_into_the_whole_recording(recorder, tmp_path):
     whole = contents(path)
     names = sorted(whole["examples"])
     assert shard_of(names, "1/2") + shard_of(names, "2/2") == names[0::2] + names[1::2]
-    shards = [resigned(whole, tmp_path / f"{k}.json", change=lambda c, k=k: c.update(
-        examples={n: c["examples"][n] for n in shard_of(names, f"{k}/2")})) for k in (1, 2)]  # fmt: skip
+    shards = [
+        resigned(
+            whole,
+            tmp_path / f"{k}.json",
+            change=lambda c, k=k: c.update(examples={n: c["examples"][n] for n in shard_of(names, f"{k}/2")}),
+        )
+        for k in (1, 2)
+    ]
     keys = trusted_keys(project / "conf" / "recording-keys.txt")
     merged, _ = choose(list(map(str, shards)), project / "examples", keys)
     assert merged == choose([str(path)], project / "examples", keys)[0]
@@ -494,10 +584,29 @@ def test_a_recordings_markup_makes_no_element_request_or_navigation(recorder, tm
     gpus = resigned(contents(path), tmp_path / "gpus.json", change=on_real_gpus)
     site = tmp_path / "site"
     built = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", "conf", "-D", "language=en",
-         "-D", f"recordings={gpus}", "-d", str(tmp_path / "doctrees"), "docs", str(site)],
-        cwd=project, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-b",
+            "html",
+            "-q",
+            "-c",
+            "conf",
+            "-D",
+            "language=en",
+            "-D",
+            f"recordings={gpus}",
+            "-d",
+            str(tmp_path / "doctrees"),
+            "docs",
+            str(site),
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert built.returncode == 0, built.stderr[-3000:]
     root = serve(site)
     page, dialogs, requests = visit(root + TUTORIAL)
@@ -512,8 +621,11 @@ def test_a_refused_recording_builds_the_pages_with_their_own_output(recorder, tm
     bad = tampered(contents(path), tmp_path)
     before = files(project / "_build/html/zh_TW")
     log = ok(run(project, "html", "LANGUAGES=zh_TW", f"OUTPUTS={bad}"))
-    assert re.search(r"recording \S+tampered.json not used: its signature is not from a trusted"
-                     r" key; the examples show this build's output", log)  # fmt: skip
+    assert re.search(
+        r"recording \S+tampered.json not used: its signature is not from a trusted"
+        r" key; the examples show this build's output",
+        log,
+    )
     assert "recorded output used" not in log
     shown = notes(project, "zh_TW", TUTORIAL)
     assert shown and not [n for n in shown if "錄製" in n]  # none says "recorded"
@@ -535,12 +647,22 @@ def test_read_the_docs_uses_the_published_recording_of_its_commit(recorder, tmp_
     url, copy = published(template, "abc1234", cache)
     assert url == base + "outputs-abc1234.json" and copy.read_bytes() == path.read_bytes()
 
-    env = {"READTHEDOCS": "True", "READTHEDOCS_LANGUAGE": "zh-tw", "READTHEDOCS_VERSION": "latest",
-           "READTHEDOCS_OUTPUT": str(tmp_path / "out"), "READTHEDOCS_GIT_COMMIT_HASH": "abc1234",
-           "DP_OUTPUTS_URL": f"{base}outputs-{{commit}}.json {base}outputs-latest.json",
-           "SOURCE_DATE_EPOCH": EPOCH}  # fmt: skip
-    result = subprocess.run([sys.executable, "conf/build/site.py", "readthedocs"],
-                            cwd=project, env=outside_env(**env), capture_output=True, text=True)  # fmt: skip
+    env = {
+        "READTHEDOCS": "True",
+        "READTHEDOCS_LANGUAGE": "zh-tw",
+        "READTHEDOCS_VERSION": "latest",
+        "READTHEDOCS_OUTPUT": str(tmp_path / "out"),
+        "READTHEDOCS_GIT_COMMIT_HASH": "abc1234",
+        "DP_OUTPUTS_URL": f"{base}outputs-{{commit}}.json {base}outputs-latest.json",
+        "SOURCE_DATE_EPOCH": EPOCH,
+    }
+    result = subprocess.run(
+        [sys.executable, "conf/build/site.py", "readthedocs"],
+        cwd=project,
+        env=outside_env(**env),
+        capture_output=True,
+        text=True,
+    )
     log = ok(result)
     assert log.count(f"recorded output used ({url}; commit") == EXAMPLES
     page = tmp_path / "out" / "html" / TUTORIAL
@@ -551,11 +673,19 @@ def test_read_the_docs_uses_the_published_recording_of_its_commit(recorder, tmp_
 
 def test_a_signing_key_is_made_once_and_never_overwritten(tmp_path):
     private = tmp_path / "key.pem"
-    made = subprocess.run([sys.executable, "conf/build/outputs.py", "keygen", str(private)],
-                          capture_output=True, text=True, cwd=Path(__file__).parents[1])  # fmt: skip
+    made = subprocess.run(
+        [sys.executable, "conf/build/outputs.py", "keygen", str(private)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parents[1],
+    )
     assert made.returncode == 0 and oct(private.stat().st_mode & 0o777) == "0o600"
     public = made.stdout.split()[0]
     assert len(base64.b64decode(public)) == 32
-    again = subprocess.run([sys.executable, "conf/build/outputs.py", "keygen", str(private)],
-                           capture_output=True, text=True, cwd=Path(__file__).parents[1])  # fmt: skip
+    again = subprocess.run(
+        [sys.executable, "conf/build/outputs.py", "keygen", str(private)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parents[1],
+    )
     assert again.returncode == 2 and "exists; not overwritten" in again.stderr

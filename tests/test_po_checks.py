@@ -36,8 +36,10 @@ from catalogs.po import Catalog, is_translated, messages, read, write
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "po"
-PROBLEM = re.compile(r"^(?P<path>.+?):(?P<line>\d+): \[(?P<check>[\w-]+)\] "
-                     r"(?:(?P<severity>warning): )?(?P<message>.*)$")  # fmt: skip
+PROBLEM = re.compile(
+    r"^(?P<path>.+?):(?P<line>\d+): \[(?P<check>[\w-]+)\] "
+    r"(?:(?P<severity>warning): )?(?P<message>.*)$"
+)
 ENTRY_CHECKS = [arg for name in gate.ENTRY_CHECKS for arg in ("--check", name)]
 
 
@@ -47,8 +49,10 @@ def run_checks(capsys, *args):
     lines = capsys.readouterr().out.splitlines()
     problems = [PROBLEM.match(line) for line in lines]
     assert all(problems), lines
-    return code, [(os.path.abspath(m["path"]), int(m["line"]), m["check"], m["message"],
-                   m["severity"] or "error") for m in problems]  # fmt: skip
+    return code, [
+        (os.path.abspath(m["path"]), int(m["line"]), m["check"], m["message"], m["severity"] or "error")
+        for m in problems
+    ]
 
 
 def entry_start(po_path, line):
@@ -70,8 +74,11 @@ def marked_entries(locale_dir):
 
 def reported_entries(problems):
     """Return {(abs path, entry line, check, severity)} of the problems found in catalogs."""
-    return {(path, entry_start(path, line), check, severity)
-            for path, line, check, _, severity in problems if path.endswith(".po")}  # fmt: skip
+    return {
+        (path, entry_start(path, line), check, severity)
+        for path, line, check, _, severity in problems
+        if path.endswith(".po")
+    }
 
 
 def msgstr_lines(po_path):
@@ -79,8 +86,9 @@ def msgstr_lines(po_path):
     lines = Path(po_path).read_text("utf-8").splitlines()
     found = {}
     for message in messages(read(po_path)):
-        found[message.id] = next(n for n in range(message.lineno, len(lines) + 1)
-                                 if lines[n - 1].startswith("msgstr"))  # fmt: skip
+        found[message.id] = next(
+            n for n in range(message.lineno, len(lines) + 1) if lines[n - 1].startswith("msgstr")
+        )
     return found
 
 
@@ -110,8 +118,7 @@ def pot_dir(tmp_path_factory):
 
 def test_good_catalogs_pass_every_check(capsys, pot_dir):
     good = FIXTURES / "good"
-    code, problems = run_checks(capsys, "--locale-dir", good, "--pot-dir", pot_dir,
-                                "zh_CN", "zh_TW")  # fmt: skip
+    code, problems = run_checks(capsys, "--locale-dir", good, "--pot-dir", pot_dir, "zh_CN", "zh_TW")
     assert (code, problems) == (0, [])
 
 
@@ -119,8 +126,9 @@ def test_good_catalogs_pass_every_check(capsys, pot_dir):
 def test_bad_catalog_fails_at_the_marked_entries(capsys, pot_dir, check):
     bad = FIXTURES / "bad" / check
     langs = sorted(p.name for p in bad.iterdir())
-    code, problems = run_checks(capsys, "--check", check, *ENTRY_CHECKS, "--locale-dir", bad,
-                                "--pot-dir", pot_dir, *langs)  # fmt: skip
+    code, problems = run_checks(
+        capsys, "--check", check, *ENTRY_CHECKS, "--locale-dir", bad, "--pot-dir", pot_dir, *langs
+    )
     assert code == 1
     assert check in {p[2] for p in problems}
     assert reported_entries(problems) == marked_entries(bad)
@@ -141,11 +149,11 @@ def test_a_catalog_babel_cannot_read_or_a_url_urlsplit_rejects_is_no_crash(tmp_p
     po.mkdir(parents=True)
     (po / "broken.po").write_text('msgid "a"\nmsgstr "b "c""\n', "utf-8")
     catalog = Catalog(locale="zh_CN")
-    catalog.add("Open [https://x.org](https://x.org).", "打开 [https://x.org](https://x.org)。",
-                [("docs/page.md", 1)])  # fmt: skip
+    catalog.add(
+        "Open [https://x.org](https://x.org).", "打开 [https://x.org](https://x.org)。", [("docs/page.md", 1)]
+    )
     write(catalog, po / "page.po")
-    code, problems = run_checks(capsys, "--check", "syntax", *ENTRY_CHECKS, "--locale-dir",
-                                tmp_path, "zh_CN")  # fmt: skip
+    code, problems = run_checks(capsys, "--check", "syntax", *ENTRY_CHECKS, "--locale-dir", tmp_path, "zh_CN")
     assert code == 1
     assert {(Path(p[0]).name, p[2]) for p in problems} == {("broken.po", "syntax")}
 
@@ -153,13 +161,15 @@ def test_a_catalog_babel_cannot_read_or_a_url_urlsplit_rejects_is_no_crash(tmp_p
 def test_severity_error_prints_only_the_errors(capsys):
     bad = FIXTURES / "bad" / "markup"
     _, everything = run_checks(capsys, "--check", "markup", "--locale-dir", bad, "zh_CN", "zh_TW")
-    code, errors = run_checks(capsys, "--check", "markup", "--severity", "error", "--locale-dir",
-                              bad, "zh_CN", "zh_TW")  # fmt: skip
+    code, errors = run_checks(
+        capsys, "--check", "markup", "--severity", "error", "--locale-dir", bad, "zh_CN", "zh_TW"
+    )
     assert code == 1
     assert errors == [p for p in everything if p[4] == "error"] and len(errors) < len(everything)
     fine = FIXTURES / "false-alarms"
-    assert run_checks(capsys, "--severity", "error", *ENTRY_CHECKS, "--locale-dir", fine,
-                      "zh_CN", "zh_TW") == (0, [])  # fmt: skip
+    assert run_checks(
+        capsys, "--severity", "error", *ENTRY_CHECKS, "--locale-dir", fine, "zh_CN", "zh_TW"
+    ) == (0, [])
 
 
 def test_errors_lists_what_a_build_must_not_publish():
@@ -171,7 +181,8 @@ def test_errors_lists_what_a_build_must_not_publish():
 
 
 def test_a_remembered_catalog_is_checked_again_when_it_or_what_it_is_checked_against_changes(
-        tmp_path, monkeypatch):  # fmt: skip
+    tmp_path, monkeypatch
+):
     locale, glossary, pots = tmp_path / "locale", tmp_path / "glossary.csv", tmp_path / "_build" / "gettext"
     shutil.copytree(FIXTURES / "good", locale)
     shutil.copy(gate.GLOSSARY, glossary)
@@ -184,14 +195,21 @@ def test_a_remembered_catalog_is_checked_again_when_it_or_what_it_is_checked_aga
 
     def run():
         checked.clear()
-        return gate.run_checks(["zh_CN"], {"markup", "terminology"}, locale, pot_dir=pots,
-                               glossary_path=glossary, remember_in=tmp_path / "kept")  # fmt: skip
+        return gate.run_checks(
+            ["zh_CN"],
+            {"markup", "terminology"},
+            locale,
+            pot_dir=pots,
+            glossary_path=glossary,
+            remember_in=tmp_path / "kept",
+        )
 
     assert run() == [] and sorted(checked) == ["guide.po", "page.po"]
     assert run() == [] and checked == []  # nothing changed: nothing is parsed
     page = locale / "zh_CN" / "LC_MESSAGES" / "page.po"  # a translator drops a backquote and saves
-    page.write_text(page.read_text("utf-8").replace('"用 ``nn.DataParallel`` 在', '"用 ``nn.DataParallel` 在'),
-                    "utf-8")  # fmt: skip
+    page.write_text(
+        page.read_text("utf-8").replace('"用 ``nn.DataParallel`` 在', '"用 ``nn.DataParallel` 在'), "utf-8"
+    )
     found = run()
     assert checked == ["page.po"] and [(Path(p.path).name, p.line) for p in found] == [("page.po", 28)]
     assert run() == found and checked == []  # remembered with its problems, at their lines
@@ -203,17 +221,22 @@ def test_a_remembered_catalog_is_checked_again_when_it_or_what_it_is_checked_aga
 
 def test_out_of_sync_names_the_english_source_of_a_missing_entry(capsys, pot_dir):
     bad = FIXTURES / "bad" / "out-of-sync"
-    _, problems = run_checks(capsys, "--check", "out-of-sync", "--locale-dir", bad,
-                             "--pot-dir", pot_dir, "zh_CN")  # fmt: skip
-    sources = {(Path(path).name, line, message) for path, line, _, message, _ in problems
-               if not path.endswith(".po")}  # fmt: skip
+    _, problems = run_checks(
+        capsys, "--check", "out-of-sync", "--locale-dir", bad, "--pot-dir", pot_dir, "zh_CN"
+    )
+    sources = {
+        (Path(path).name, line, message) for path, line, _, message, _ in problems if not path.endswith(".po")
+    }
     po = bad / "zh_CN" / "LC_MESSAGES"
     assert sources == {
-        ("page.rst", 39, f"English missing from {os.path.relpath(po / 'page.po')}: "
-                         "'Imports and parameters'; run make update-po"),
-        ("guide.md", 1, f"this page has no catalog {os.path.relpath(po / 'guide.po')}; "
-                        "run make update-po"),
-    }  # fmt: skip
+        (
+            "page.rst",
+            39,
+            f"English missing from {os.path.relpath(po / 'page.po')}: "
+            "'Imports and parameters'; run make update-po",
+        ),
+        ("guide.md", 1, f"this page has no catalog {os.path.relpath(po / 'guide.po')}; run make update-po"),
+    }
 
 
 def test_the_checks_sphinx_changes_no_other_parse_and_no_other_log():
@@ -251,8 +274,12 @@ def test_the_checks_sphinx_leaves_no_folder_behind(tmp_path):
         "import os, sys; sys.path[:0] = sys.argv[1:]; from gate.checks import parsing; "
         "assert parsing.sphinx_paragraph('见 :ref:`x`。', 'rst') is not None; os._exit(0)"
     )
-    result = subprocess.run([sys.executable, "-c", probe, str(ROOT / "conf")], capture_output=True,
-                            text=True, env={**os.environ, "TMPDIR": str(tmp_path)})  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(ROOT / "conf")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+    )
     assert result.returncode == 0, result.stderr
     assert list(tmp_path.iterdir()) == []
 
@@ -264,22 +291,29 @@ def test_markup_names_the_problem_at_the_translation_line(capsys):
     found = {(line, message) for _, line, _, message, _ in problems}
     at = msgstr_lines(po_path)
     glued = "Wrap the model in ``nn.DataParallel``."
-    assert (at[glued], "unbalanced `` near '用 ``nn.Dat': put a space or \"\\ \" between inline "
-            "markup and the text around it") in found  # fmt: skip
+    assert (
+        at[glued],
+        "unbalanced `` near '用 ``nn.Dat': put a space or \"\\ \" between inline "
+        "markup and the text around it",
+    ) in found
     assert at[glued] > next(m.lineno for m in messages(read(po_path)) if m.id == glued)
     changed = 'Use ``torch.device("cuda:0")`` for the first GPU.'
-    assert (at[changed], 'changes ``torch.device("cuda:0")`` to ``torch.device("cuda：0")``: '
-            "copy inline code exactly") in found  # fmt: skip
+    assert (
+        at[changed],
+        'changes ``torch.device("cuda:0")`` to ``torch.device("cuda：0")``: copy inline code exactly',
+    ) in found
 
 
 def test_a_long_translation_is_reported_at_its_own_line(tmp_path, capsys):
     po_path = tmp_path / "zh_CN" / "LC_MESSAGES" / "page.po"
     po_path.parent.mkdir(parents=True)
     catalog = Catalog(locale="zh_CN")
-    catalog.add("The dataset holds many vectors; the loader shuffles them into batches of "
-                "``batch_size`` rows each, and each batch is split.",
-                "数据集包含许多向量；加载器把它们打乱，分成每批 ``batch_size``行的批次，每个批次都会被切分。",
-                [("../../docs/page.rst", 1)])  # fmt: skip
+    catalog.add(
+        "The dataset holds many vectors; the loader shuffles them into batches of "
+        "``batch_size`` rows each, and each batch is split.",
+        "数据集包含许多向量；加载器把它们打乱，分成每批 ``batch_size``行的批次，每个批次都会被切分。",
+        [("../../docs/page.rst", 1)],
+    )
     write_narrow(catalog, po_path)
     _, problems = run_checks(capsys, "--check", "markup", "--locale-dir", tmp_path, "zh_CN")
     lines = po_path.read_text("utf-8").splitlines()
@@ -293,11 +327,15 @@ def test_a_dropped_backquote_is_one_unbalanced_literal_at_its_line(tmp_path, cap
     po_path.parent.mkdir(parents=True)
     catalog = Catalog(locale="zh_TW")
     for msgid, msgstr in [
-        ("Wrap the model in ``nn.DataParallel`` and run it; ``device_ids`` picks the GPUs.",
-         f"先把模型包進 {slip} 再執行它；``device_ids`` 決定要用哪些 GPU。"),
-        ("Write ``code`` between two ``: a lone `` shows as it is.",  # quoted on purpose
-         "在兩個 `` 之間寫 ``code``：落單的 `` 會原樣顯示。"),
-    ]:  # fmt: skip
+        (
+            "Wrap the model in ``nn.DataParallel`` and run it; ``device_ids`` picks the GPUs.",
+            f"先把模型包進 {slip} 再執行它；``device_ids`` 決定要用哪些 GPU。",
+        ),
+        (
+            "Write ``code`` between two ``: a lone `` shows as it is.",  # quoted on purpose
+            "在兩個 `` 之間寫 ``code``：落單的 `` 會原樣顯示。",
+        ),
+    ]:
         catalog.add(msgid, msgstr, [("page.rst", None)])
     write_narrow(catalog, po_path)
     code, problems = run_checks(capsys, "--check", "markup", "--locale-dir", tmp_path, "zh_TW")
@@ -315,11 +353,14 @@ def test_script_mix_names_each_character_and_its_replacement(capsys):
     assert "Simplified characters in zh_TW: 个→個, 会→會" in {p[3] for p in problems}
 
 
-@pytest.mark.parametrize(("lang", "text"), [
-    ("zh_TW", "台灣在這裡，批准、旅遊、游泳、公里、裏面"),
-    ("zh_TW", "只會執行一個；裡面包含；發布；干擾；二進制；里程表；說明了；滑鼠游標；分布"),
-    ("zh_CN", "著名的代码在这里，台湾、里面，藉由插件"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        ("zh_TW", "台灣在這裡，批准、旅遊、游泳、公里、裏面"),
+        ("zh_TW", "只會執行一個；裡面包含；發布；干擾；二進制；里程表；說明了；滑鼠游標；分布"),
+        ("zh_CN", "著名的代码在这里，台湾、里面，藉由插件"),
+    ],
+)
 def test_script_mix_accepts_legitimate_usage(lang, text):
     assert script_mix.other_script(text, lang) == []
 
@@ -341,17 +382,20 @@ class _Sphinx:
         return None  # nobody can tell here
 
 
-@pytest.mark.parametrize(("english", "translation", "problem"), [
-    ("Data parallelism in PyTorch", "PyTorch 中的数据并行", False),
-    ("It splits the tensors across the devices and GPUs.", "它把张量分到设备和 GPU 上。", False),
-    ("The DataLoader shuffles the dataset.", "DataLoader 会打乱数据集。", False),
-    ("``data_size`` is 100.", "``data_size`` 是 100。", False),
-    ("Choosing a device", "选择装置", True),
-    ("The batches are split.", "这些批量被切分。", True),
-    # A placeholder named like a term stands for a value: only the word is a term.
-    ("%(count)s × process with %(backend)s", "%(count)s 个进程，以 %(backend)s 通信", False),
-    ("The backend of %(count)s processes", "%(count)s 个进程的通信方式", True),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("english", "translation", "problem"),
+    [
+        ("Data parallelism in PyTorch", "PyTorch 中的数据并行", False),
+        ("It splits the tensors across the devices and GPUs.", "它把张量分到设备和 GPU 上。", False),
+        ("The DataLoader shuffles the dataset.", "DataLoader 会打乱数据集。", False),
+        ("``data_size`` is 100.", "``data_size`` 是 100。", False),
+        ("Choosing a device", "选择装置", True),
+        ("The batches are split.", "这些批量被切分。", True),
+        # A placeholder named like a term stands for a value: only the word is a term.
+        ("%(count)s × process with %(backend)s", "%(count)s 个进程，以 %(backend)s 通信", False),
+        ("The backend of %(count)s processes", "%(count)s 个进程的通信方式", True),
+    ],
+)
 def test_terminology_matches_whole_words_and_plurals(english, translation, problem):
     syntax = "text" if "%(" in english else "rst"  # interface strings (sphinx.po) are text
     found = list(terminology.check(Message(english, translation, "zh_CN", syntax, _Glossary())))
@@ -362,13 +406,21 @@ def test_terminology_matches_whole_words_and_plurals(english, translation, probl
 
 # (English role, target, the translation's role): external objects of another project.
 ROLE_CASES = [
-    ("exc", "ext.Err", "class"), ("class", "ext.Thing", "obj"), ("class", "ext.Thing", "exc"),
-    ("func", "ext.f", "obj"), ("func", "ext.f", "meth"), ("meth", "ext.Box.run", "func"),
-    ("attr", "ext.Box.size", "meth"), ("data", "ext.C", "const"), ("data", "ext.C", "attr"),
+    ("exc", "ext.Err", "class"),
+    ("class", "ext.Thing", "obj"),
+    ("class", "ext.Thing", "exc"),
+    ("func", "ext.f", "obj"),
+    ("func", "ext.f", "meth"),
+    ("meth", "ext.Box.run", "func"),
+    ("attr", "ext.Box.size", "meth"),
+    ("data", "ext.C", "const"),
+    ("data", "ext.C", "attr"),
     # :const: names no object type: only a full name defined here resolves, whatever the role.
-    ("const", "main.LIMIT", "attr"), ("const", "main.LIMIT", "data"), ("const", "main.LIMIT", "mod"),
+    ("const", "main.LIMIT", "attr"),
+    ("const", "main.LIMIT", "data"),
+    ("const", "main.LIMIT", "mod"),
     ("const", "main.LIMIT", "ref"),
-]  # fmt: skip
+]
 NUMBERED = [("Open the file.", "1. 打开文件。"), ("Close the file.", "(a) 关闭文件。")]
 
 
@@ -441,8 +493,13 @@ def test_a_myst_translation_sphinx_drops_is_named_by_its_own_mark(tmp_path):
     cases = {  # English: (translation, what the page shows, severity, what the check must name)
         "Quote it here.": ("> 在这里引用。", "<p>Quote it here.</p>", "error", 'starts with ">"'),
         "Indent it here.": ("    在这里缩进。", "<p>在这里缩进。\n</p>", "warning", "four spaces"),
-        "Wrap it here.": ("<div>在这里包装。</div>", "<p>&lt;div&gt;在这里包装。&lt;/div&gt;</p>", "error", "HTML"),
-    }  # fmt: skip
+        "Wrap it here.": (
+            "<div>在这里包装。</div>",
+            "<p>&lt;div&gt;在这里包装。&lt;/div&gt;</p>",
+            "error",
+            "HTML",
+        ),
+    }
     po = tmp_path / "locale" / "zh_CN" / "LC_MESSAGES"
     po.mkdir(parents=True)
     (tmp_path / "conf.py").write_text("extensions = ['myst_parser']\nlocale_dirs = ['locale']\n")
@@ -459,17 +516,20 @@ def test_a_myst_translation_sphinx_drops_is_named_by_its_own_mark(tmp_path):
         assert finding.severity == severity and named in finding.message, finding
 
 
-@pytest.mark.parametrize(("text", "is_code"), [
-    (">>> x = 1", True),
-    ("for data in loader:\n    print(data.size())", True),
-    ("Results", False),
-    ("Not found", False),
-    ("Read the tutorials in order.", False),
-    ("Platform: Linux", False),
-    ("import path", False),
-    ("Retry (optional)", False),
-    ("pip install torch\ntorchrun train.py", False),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "is_code"),
+    [
+        (">>> x = 1", True),
+        ("for data in loader:\n    print(data.size())", True),
+        ("Results", False),
+        ("Not found", False),
+        ("Read the tutorials in order.", False),
+        ("Platform: Linux", False),
+        ("import path", False),
+        ("Retry (optional)", False),
+        ("pip install torch\ntorchrun train.py", False),
+    ],
+)
 def test_code_entries_are_recognised(text, is_code):
     assert (python_code(text) is not None) == is_code
 
@@ -477,8 +537,9 @@ def test_code_entries_are_recognised(text, is_code):
 def test_strict_zero_reports_unfinished_entries_without_failing(capsys):
     bad = FIXTURES / "bad" / "completeness"
     strict, problems = run_checks(capsys, "--locale-dir", bad, "--check", "completeness", "zh_CN")
-    lenient, reported = run_checks(capsys, "--locale-dir", bad, "--check", "completeness",
-                                   "--strict=0", "zh_CN")  # fmt: skip
+    lenient, reported = run_checks(
+        capsys, "--locale-dir", bad, "--check", "completeness", "--strict=0", "zh_CN"
+    )
     assert (strict, lenient) == (1, 0)
     assert [p[:4] for p in reported] == [p[:4] for p in problems] and len(problems) == 2
     assert {p[4] for p in reported} == {"warning"}
@@ -491,16 +552,20 @@ def strip_locations(locale_dir):
     """Delete every ``#:`` line of the catalogs under *locale_dir*."""
     for po_path in locale_dir.rglob("*.po"):
         text = po_path.read_text("utf-8")
-        po_path.write_text("".join(line for line in text.splitlines(keepends=True)
-                                   if not line.startswith("#:")), "utf-8")  # fmt: skip
+        po_path.write_text(
+            "".join(line for line in text.splitlines(keepends=True) if not line.startswith("#:")), "utf-8"
+        )
 
 
 def by_entry(problems):
     """Return the problems keyed by their entry's msgid instead of their line."""
     found = set()
     for path, line, check, message, severity in problems:
-        msgid = next((m.id for m in messages(read(path)) if m.lineno == entry_start(path, line)),
-                     None) if path.endswith(".po") else None  # fmt: skip
+        msgid = (
+            next((m.id for m in messages(read(path)) if m.lineno == entry_start(path, line)), None)
+            if path.endswith(".po")
+            else None
+        )
         found.add((os.path.relpath(path), msgid, check, message, severity))
     return found
 
@@ -519,15 +584,18 @@ def test_fixtures_give_the_same_findings_without_location_comments(tmp_path, cap
         expected = by_entry(with_lines)
         strip_locations(copy)
         assert "#:" not in "".join(p.read_text("utf-8") for p in copy.rglob("*.po"))
-        _, without = run_checks(capsys, *ENTRY_CHECKS, "--locale-dir", copy, "--sources", sources,
-                                *langs)  # fmt: skip
+        _, without = run_checks(capsys, *ENTRY_CHECKS, "--locale-dir", copy, "--sources", sources, *langs)
         assert without and by_entry(without) == expected
 
 
 def gate_in(repo, pots):
     """Run the whole gate (make check) in the copy *repo*; return (exit code, findings by entry)."""
-    result = subprocess.run([sys.executable, "conf/gate/run_checks.py", "--pot-dir", pots],
-                            cwd=repo, capture_output=True, text=True)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "conf/gate/run_checks.py", "--pot-dir", pots],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
     assert "all checks passed" in result.stderr or "error(s)" in result.stderr, result.stderr
     problems = [PROBLEM.match(line) for line in result.stdout.splitlines()]
     return result.returncode, by_entry(
@@ -560,10 +628,12 @@ def test_project_catalogs_give_the_same_findings_without_location_comments(tmp_p
     assert code == 1
     found = {(Path(path).parts[-4], check, message) for path, _, check, message, _ in with_lines}
     for lang in ("zh_CN", "zh_TW"):
-        assert (lang, "markup", "changes ``torch.device`` to ``torch.Device``: copy inline code "
-                "exactly") in found  # fmt: skip
-        assert any(message.startswith("unbalanced ``") for language, _, message in found
-                   if language == lang)  # fmt: skip
+        assert (
+            lang,
+            "markup",
+            "changes ``torch.device`` to ``torch.Device``: copy inline code exactly",
+        ) in found
+        assert any(message.startswith("unbalanced ``") for language, _, message in found if language == lang)
     assert {check for _, check, _ in found} == {"markup"}
 
 
@@ -581,11 +651,16 @@ def test_project_syntax_and_targets_come_from_the_sources(tmp_path):
         catalog.add("See :ref:`start`.", "见 :ref:`start`。")
         write(catalog, po_path)
     project = Project(locale, sources)
-    syntax = {po.relative_to(locale).as_posix(): project.syntax(po, messages(project.load(po))[0])
-              for po in project.catalogs()}  # fmt: skip
-    assert syntax == {"zh_CN/LC_MESSAGES/index.po": "myst", "zh_CN/LC_MESSAGES/guide/setup.po": "rst",
-                      "zh_CN/LC_MESSAGES/auto_examples/plot_01.po": "rst",  # generated: reST
-                      "zh_CN/LC_MESSAGES/sphinx.po": "text"}  # fmt: skip
+    syntax = {
+        po.relative_to(locale).as_posix(): project.syntax(po, messages(project.load(po))[0])
+        for po in project.catalogs()
+    }
+    assert syntax == {
+        "zh_CN/LC_MESSAGES/index.po": "myst",
+        "zh_CN/LC_MESSAGES/guide/setup.po": "rst",
+        "zh_CN/LC_MESSAGES/auto_examples/plot_01.po": "rst",  # generated: reST
+        "zh_CN/LC_MESSAGES/sphinx.po": "text",
+    }
     setup = locale / "zh_CN" / "LC_MESSAGES" / "guide" / "setup.po"
 
     def resolves(text, project=project):
@@ -617,8 +692,9 @@ def real_check():
 
     Without "Entering directory" lines, which a ``make -C DIR test`` around it would add.
     """
-    return subprocess.run(["make", "-s", "--no-print-directory", "check"], cwd=ROOT,
-                          capture_output=True, text=True)  # fmt: skip
+    return subprocess.run(
+        ["make", "-s", "--no-print-directory", "check"], cwd=ROOT, capture_output=True, text=True
+    )
 
 
 def test_real_catalogs_pass_all_checks_but_completeness(real_check):
@@ -649,8 +725,9 @@ def test_review_shows_a_word_diff_of_fuzzy_entries_at_their_msgstr(capsys):
     lines = po_path.read_text("utf-8").splitlines()
     fuzzy, untranslated = (
         next(n for n in range(m.lineno, len(lines) + 1) if lines[n - 1].startswith("msgstr"))
-        for m in messages(read(po_path)) if not is_translated(m)
-    )  # fmt: skip
+        for m in messages(read(po_path))
+        if not is_translated(m)
+    )
     catalog_report.main(["review", "zh_CN", "--locale-dir", str(bad)])
     shown = os.path.relpath(po_path)
     assert capsys.readouterr().out == (
@@ -720,9 +797,11 @@ def test_status_page_counts_catalogs_and_rebuilds_when_one_changes(tmp_path):
         return [cells[i : i + 5] for i in range(0, len(cells), 5)]
 
     build("html")
-    assert rows()[:3] == [["Page", "Progress", "Translated", "Outdated", "Untranslated"],
-                          ["guide", "100%", "11", "0", "0"],
-                          ["page", "100%", "13", "0", "0"]]  # fmt: skip
+    assert rows()[:3] == [
+        ["Page", "Progress", "Translated", "Outdated", "Untranslated"],
+        ["guide", "100%", "11", "0", "0"],
+        ["page", "100%", "13", "0", "0"],
+    ]
 
     po_path = src / "locale" / "zh_CN" / "LC_MESSAGES" / "page.po"
     catalog = read(po_path)
@@ -775,8 +854,7 @@ def snapshot(repo):
 
 def entries(po_path):
     """Return {msgid: (msgstr, flags, previous msgid)} of the live entries."""
-    return {m.id: (m.string, sorted(m.flags), (m.previous_id or [None])[0])
-            for m in messages(read(po_path))}  # fmt: skip
+    return {m.id: (m.string, sorted(m.flags), (m.previous_id or [None])[0]) for m in messages(read(po_path))}
 
 
 @pytest.mark.gettext
@@ -787,8 +865,7 @@ def test_changed_english_turns_exactly_its_entries_fuzzy(tmp_path, capsys):
     first, last = plain_paragraph("\n".join(lines))
     paragraph = " ".join(line.strip() for line in lines[first : last + 1])
     langs = ["zh_CN", "zh_TW"]
-    old_entries = {lang: entries(repo / "locale" / lang / "LC_MESSAGES" / "index.po")
-                   for lang in langs}  # fmt: skip
+    old_entries = {lang: entries(repo / "locale" / lang / "LC_MESSAGES" / "index.po") for lang in langs}
     for lang in langs:
         assert paragraph in old_entries[lang], f"{lang}: no entry for {paragraph!r}"
         assert old_entries[lang][paragraph][0], f"{lang}: {paragraph!r} is not translated"
@@ -797,9 +874,19 @@ def test_changed_english_turns_exactly_its_entries_fuzzy(tmp_path, capsys):
     lines[last] += ADDED
     index_md.write_text("\n".join(lines) + "\n", "utf-8")
     # The gate notices, running the gettext builder on the copy:
-    sync = subprocess.run([sys.executable, repo / "conf" / "gate" / "run_checks.py", "--check",
-                           "out-of-sync", "zh_CN", "zh_TW"],
-                          cwd=repo, capture_output=True, text=True)  # fmt: skip
+    sync = subprocess.run(
+        [
+            sys.executable,
+            repo / "conf" / "gate" / "run_checks.py",
+            "--check",
+            "out-of-sync",
+            "zh_CN",
+            "zh_TW",
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
     assert sync.returncode == 1
     assert len(sync.stdout.splitlines()) == 4  # per language: stale entry, missing English
     assert f"docs/index.md:{first + 1}: [out-of-sync] English missing from" in sync.stdout
@@ -823,9 +910,17 @@ def test_changed_english_turns_exactly_its_entries_fuzzy(tmp_path, capsys):
     update = [sys.executable, "conf/catalogs/update.py", "update", "_build/gettext"]
     subprocess.run(update, cwd=repo, check=True, capture_output=True)
     assert snapshot(repo) == after
-    code, problems = run_checks(capsys, "--check", "out-of-sync", "--locale-dir",
-                                repo / "locale", "--pot-dir", repo / "_build" / "gettext",
-                                "zh_CN", "zh_TW")  # fmt: skip
+    code, problems = run_checks(
+        capsys,
+        "--check",
+        "out-of-sync",
+        "--locale-dir",
+        repo / "locale",
+        "--pot-dir",
+        repo / "_build" / "gettext",
+        "zh_CN",
+        "zh_TW",
+    )
     assert (code, problems) == (0, [])
 
     status = messages(read(repo / "_build" / "gettext" / "translation-status.pot"))
@@ -841,10 +936,10 @@ def test_the_build_refuses_a_translation_for_its_errors_not_its_warnings(tmp_pat
 
     def refused():
         """The translations make html would not publish, as build_site.py decides."""
-        code = ("from build.site import CONTENT_CHECKS, refused; "
-                "print(refused(['zh_TW'], CONTENT_CHECKS))")  # fmt: skip
-        result = subprocess.run([sys.executable, "-c", code], cwd=project / "conf",
-                                capture_output=True, text=True, check=True)  # fmt: skip
+        code = "from build.site import CONTENT_CHECKS, refused; print(refused(['zh_TW'], CONTENT_CHECKS))"
+        result = subprocess.run(
+            [sys.executable, "-c", code], cwd=project / "conf", capture_output=True, text=True, check=True
+        )
         return result.stdout.strip(), result.stderr
 
     # Inline code written as plain text: worth a warning, still a correct page.
@@ -915,20 +1010,37 @@ def test_the_gate_says_sphinx_warns_exactly_where_a_build_warns(tmp_path):
             found,
         )
         assert all(f.severity == "error" for f in claims)
-    reordered = references.check(Message("Built from `Alpha`_ by `Beta`_.", "由 `Beta`_ 從 `Alpha`_ 建置。 #noqa",
-                                         "zh_TW", "rst", _Sphinx))  # fmt: skip
+    reordered = references.check(
+        Message(
+            "Built from `Alpha`_ by `Beta`_.", "由 `Beta`_ 從 `Alpha`_ 建置。 #noqa", "zh_TW", "rst", _Sphinx
+        )
+    )
     assert list(reordered) == []  # the fix the error gives: with #noqa Sphinx links each by name
-    said = {msgid: [(f.severity, f.message.rsplit("; ", 1)[-1]) for f in references.check(
-        Message(msgid, cases[msgid][0], "zh_TW", "rst", _Sphinx))] for msgid in list(cases)[-5:-3]}  # fmt: skip
-    assert said == {"Use :option:`!--alpha` here.": [("error", "copy it as in the English")],
-                    "The :class:`Alpha` object.": [("warning", "check the link")]}, said  # fmt: skip
+    said = {
+        msgid: [
+            (f.severity, f.message.rsplit("; ", 1)[-1])
+            for f in references.check(Message(msgid, cases[msgid][0], "zh_TW", "rst", _Sphinx))
+        ]
+        for msgid in list(cases)[-5:-3]
+    }
+    assert said == {
+        "Use :option:`!--alpha` here.": [("error", "copy it as in the English")],
+        "The :class:`Alpha` object.": [("warning", "check the link")],
+    }, said
     english = "Call :func:`!torch.cuda.set_device` first."
     dropped = references.check(Message(english, cases[english][0], "zh_TW", "rst", _Sphinx))
     assert [f.message for f in dropped] == ["drops :func:`!torch.cuda.set_device`"]  # words, no link
-    unchecked = {m: [(f.severity, f.message) for f in references.check(Message(m, cases[m][0], "zh_TW", "rst", _Sphinx))]
-                 for m in list(cases)[-3:-1]}  # fmt: skip
-    assert unchecked == {"See :ref:`alpha` too.": [("error", "drops :ref:`alpha`")],
-                         "Read beta now.": [("warning", "adds :ref:`beta`")]}, unchecked  # fmt: skip
+    unchecked = {
+        m: [
+            (f.severity, f.message)
+            for f in references.check(Message(m, cases[m][0], "zh_TW", "rst", _Sphinx))
+        ]
+        for m in list(cases)[-3:-1]
+    }
+    assert unchecked == {
+        "See :ref:`alpha` too.": [("error", "drops :ref:`alpha`")],
+        "Read beta now.": [("warning", "adds :ref:`beta`")],
+    }, unchecked
     assert "WARNING: unknown role name: 在:ref" in built.stderr, built.stderr  # (no line given)
     domain = markup.check(
         Message("Then read :ref:`alpha`.", "再讀 :在:ref:`alpha`。", "zh_TW", "rst", _Sphinx)
@@ -949,9 +1061,11 @@ def test_renamed_link_names_are_judged_as_sphinx_builds_them(tmp_path):
     cases = {  # English: (translation, what the check must say)
         "One see `Alpha0`_ here.": ("一見 `甲`_。 #noqa", None),
         "Two see `Alpha0`_ here.": ("二見 `甲`_。", "inconsistent references"),
-        **{f"Pair see `{a}`_ and `{b}`_.": (f"對見 `甲{a}`_ 和 `乙{b}`_。 #noqa", "another's target")
-           for a, b in pairs},
-    }  # fmt: skip
+        **{
+            f"Pair see `{a}`_ and `{b}`_.": (f"對見 `甲{a}`_ 和 `乙{b}`_。 #noqa", "another's target")
+            for a, b in pairs
+        },
+    }
     sections = "".join(f"\n{name}\n{'-' * len(name)}\n\nText.\n" for pair in pairs for name in pair)
     (src / "index.rst").write_text("Links\n=====\n\n" + "\n\n".join(cases) + "\n" + sections)
     catalog = Catalog(locale="zh_TW")
@@ -959,15 +1073,19 @@ def test_renamed_link_names_are_judged_as_sphinx_builds_them(tmp_path):
         catalog.add(msgid, msgstr)
     write(catalog, po / "index.po")
     env = {**os.environ, "PYTHONHASHSEED": "0"}
-    built = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", str(src), str(src / "_build")],
-                           capture_output=True, text=True, env=env, check=True)  # fmt: skip
+    built = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-q", "-b", "html", str(src), str(src / "_build")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     warned = re.findall(r"inconsistent references .*original: \['`(\w+)`_'", built.stderr)
     assert warned == ["Alpha0"], built.stderr  # the second paragraph's, alone
     html = (src / "_build" / "index.html").read_text("utf-8")
     links = {p[:1]: re.findall(r'href="#(\w+)"[^>]*>([^<]+)<', p) for p in re.findall(r"<p>(.*?)</p>", html)}
     assert links["一"] == [("alpha0", "甲")]
-    swapped = [p for p in re.findall(r"<p>對見(.*?)</p>", html)
-               if re.search(r'href="#beta\d"[^>]*>甲', p)]  # fmt: skip
+    swapped = [p for p in re.findall(r"<p>對見(.*?)</p>", html) if re.search(r'href="#beta\d"[^>]*>甲', p)]
     assert swapped, "no pair swapped: the case needs other names"
     for msgid, (msgstr, said) in cases.items():
         found = list(references.check(Message(msgid, msgstr, "zh_TW", "rst", _Sphinx)))

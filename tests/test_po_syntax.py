@@ -19,34 +19,32 @@ CASES = {
     "continued": ('msgid ""\n"a "\n"b"\nmsgstr ""\n"c"\n', None, None),
     "obsolete": ('#~ msgid "a"\n#~ msgstr "b"\n', None, None),
     "obsolete with previous": ('#~| msgid "z"\n#~ msgid "a"\n#~ msgstr "b"\n', None, None),
-    "contexts": ('msgctxt "x"\nmsgid "a"\nmsgstr "b"\n\nmsgctxt "y"\nmsgid "a"\nmsgstr "c"\n',
-                 None, None),
+    "contexts": ('msgctxt "x"\nmsgid "a"\nmsgstr "b"\n\nmsgctxt "y"\nmsgid "a"\nmsgstr "c"\n', None, None),
     "plural": ('msgid "a"\nmsgid_plural "as"\nmsgstr[0] "b"\n', None, None),
     "escapes": ('msgid "a \\"q\\" \\t \\\\"\nmsgstr "b \\"q\\" \\t"\n', None, None),
     "newline lost": ('msgid "a\\n"\nmsgstr "b"\n', 7, "both end with"),
-    "placeholders kept": ('#, python-format\nmsgid "%(n)s items"\nmsgstr "%(n)s 项"\n',
-                          None, None),
+    "placeholders kept": ('#, python-format\nmsgid "%(n)s items"\nmsgstr "%(n)s 项"\n', None, None),
     "unterminated msgid": ('msgid "a\nmsgstr "b"\n', 6, "end-of-line within string"),
     "unterminated msgstr": ('msgid "a"\nmsgstr "b\n', 7, "end-of-line within string"),
     "unknown keyword": ('msgid "a"\nmsgstring "b"\n', 7, "keyword 'msgstring' unknown"),
     "no msgstr": ('msgid "a"\n\nmsgid "c"\nmsgstr "d"\n', 6, "missing 'msgstr' section"),
     "no msgstr at the end": ('msgid "a"\n', 6, "missing 'msgstr' section"),
     "duplicate": ('msgid "a"\nmsgstr "b"\n\nmsgid "a"\nmsgstr "c"\n', 9, "duplicate"),
-    "duplicate, wrapped": ('msgid ""\n"a"\nmsgstr "b"\n\nmsgid "a"\nmsgstr "c"\n', 10,
-                           "duplicate"),
+    "duplicate, wrapped": ('msgid ""\n"a"\nmsgstr "b"\n\nmsgid "a"\nmsgstr "c"\n', 10, "duplicate"),
     "bad escape": ('msgid "a"\nmsgstr "b \\q"\n', 7, "invalid control sequence"),
-    "placeholder changed": ('#, python-format\nmsgid "%(n)s items"\nmsgstr "%(m)s 项"\n', 8,
-                            "placeholder"),
+    "placeholder changed": ('#, python-format\nmsgid "%(n)s items"\nmsgstr "%(m)s 项"\n', 8, "placeholder"),
     # What Sphinx's gettext builder writes has no python-format flag: msgfmt -c
     # compares no placeholders, though Babel guesses the flag for these.
     "placeholder changed, unmarked": ('msgid "%(n)s items"\nmsgstr "%(m)s 项"\n', None, None),
     "a percent in prose": ('msgid "2% of %s calls"\nmsgstr "2% 的呼叫"\n', None, None),
     "placeholder changed, with a context": (
-        '#: a.rst:1\n#, python-format\nmsgctxt "x"\nmsgid "%(n)s items"\nmsgstr "%(m)s 项"\n', 10,
-        "placeholder"),
+        '#: a.rst:1\n#, python-format\nmsgctxt "x"\nmsgid "%(n)s items"\nmsgstr "%(m)s 项"\n',
+        10,
+        "placeholder",
+    ),
     "plural without msgstr[0]": ('msgid "a"\nmsgid_plural "as"\nmsgstr "b"\n', 8, "msgstr"),
     "quote inside": ('msgid "a"\nmsgstr "b "c" d"\n', 7, "syntax error"),
-}  # fmt: skip
+}
 
 
 def write(tmp_path, body):
@@ -89,9 +87,18 @@ def test_a_compiled_catalog_in_the_repository_is_reported(tmp_path):
     for name in ("index.mo", "sphinx.js", "local.mo"):
         (messages / name).write_bytes(b"\0")
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
-    subprocess.run(["git", "add", "-f", "locale/zh_TW/LC_MESSAGES/index.po",
-                    "locale/zh_TW/LC_MESSAGES/index.mo", "locale/zh_TW/LC_MESSAGES/sphinx.js"],
-                   cwd=tmp_path, check=True)  # fmt: skip
+    subprocess.run(
+        [
+            "git",
+            "add",
+            "-f",
+            "locale/zh_TW/LC_MESSAGES/index.po",
+            "locale/zh_TW/LC_MESSAGES/index.mo",
+            "locale/zh_TW/LC_MESSAGES/sphinx.js",
+        ],
+        cwd=tmp_path,
+        check=True,
+    )
     found = sorted(
         (Path(p.path).name, p.check) for p in syntax.committed_compiled(tmp_path / "locale" / "zh_TW")
     )

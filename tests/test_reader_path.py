@@ -75,8 +75,7 @@ def build_fixture(tmp_path, builder):
 
 
 def test_a_collapsed_section_is_a_closed_dropdown_titled_by_the_section(tmp_path):
-    soup = BeautifulSoup((build_fixture(tmp_path, "html") / "index.html").read_text("utf-8"),
-                         "html.parser")  # fmt: skip
+    soup = BeautifulSoup((build_fixture(tmp_path, "html") / "index.html").read_text("utf-8"), "html.parser")
     details = soup.find_all("details")
     assert len(details) == 1 and not details[0].has_attr("open")
     folded = details[0]
@@ -114,8 +113,11 @@ def test_first_tutorial_leads_with_the_classic_script_in_100_lines(site):
     assert "class EmulatedDataParallel" in folded and "def run_on" in folded
     assert not any("EmulatedDataParallel" in block for block in main)
     # The results come straight after the classic script and the folded emulation.
-    names = [el.name for el in article.find_all(["details", "div"])
-             if el.name == "details" or "gpu-tab-set" in el.get("class", [])]  # fmt: skip
+    names = [
+        el.name
+        for el in article.find_all(["details", "div"])
+        if el.name == "details" or "gpu-tab-set" in el.get("class", [])
+    ]
     assert names[:2] == ["details", "div"]
 
 
@@ -149,8 +151,9 @@ def test_batchnorm_fails_only_with_one_value_per_channel(site):
     nn.BatchNorm2d(3)(torch.randn(1, 3, 8, 8))  # one image: 64 values per channel
     printed = printed_lines(site, "plot_02_dataparallel_in_depth")
     assert "BatchNorm2d on one 3 × 8 × 8 image: output (1, 3, 8, 8)" in printed
-    assert any(line.startswith("BatchNorm2d on one 3 × 1 × 1 image: Expected more than 1 value")
-               for line in printed)  # fmt: skip
+    assert any(
+        line.startswith("BatchNorm2d on one 3 × 1 × 1 image: Expected more than 1 value") for line in printed
+    )
 
 
 # -- plot_03: buffers, join, the store, the variables -----------------------------------
@@ -242,15 +245,30 @@ if os.environ["RANK"] == "0":
 def test_torchrun_sets_more_variables_than_the_pages_launcher(tmp_path, ddp):
     script = tmp_path / "print_env.py"
     script.write_text(PRINT_ENV)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PET_", "MASTER_", "OMP_", "TORCHELASTIC_"))}  # fmt: skip
-    result = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node=2",
-                             str(script)], cwd=tmp_path, env=env, capture_output=True,
-                            text=True, timeout=240)  # fmt: skip
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("PET_", "MASTER_", "OMP_", "TORCHELASTIC_"))
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node=2", str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     torchrun = json.loads(result.stdout.strip().splitlines()[-1])
-    named = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-             "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK", "TORCHELASTIC_RUN_ID")  # fmt: skip
+    named = (
+        "RANK",
+        "LOCAL_RANK",
+        "WORLD_SIZE",
+        "MASTER_ADDR",
+        "MASTER_PORT",
+        "LOCAL_WORLD_SIZE",
+        "GROUP_RANK",
+        "ROLE_RANK",
+        "TORCHELASTIC_RUN_ID",
+    )
     assert all(name in torchrun["env"] for name in named)
     assert torchrun["env"]["TORCHELASTIC_USE_AGENT_STORE"] == "True"
     assert torchrun["env"]["OMP_NUM_THREADS"] == "1" and torchrun["child_omp"] == "1"
@@ -270,9 +288,11 @@ def test_torchrun_sets_more_variables_than_the_pages_launcher(tmp_path, ddp):
 
 def launched():
     """What a process the page's launcher started sees: its variables, its threads, a child's."""
-    child = subprocess.run([sys.executable, "-c",
-                            "import os; print(os.environ.get('OMP_NUM_THREADS'))"],
-                           capture_output=True, text=True).stdout.strip()  # fmt: skip
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.environ.get('OMP_NUM_THREADS'))"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     return dict(os.environ), torch.get_num_threads(), child
 
 
@@ -297,12 +317,15 @@ def test_init_device_mesh_reads_local_rank(monkeypatch, site, local_rank):
     """What the DDP page says of it, checked against this torch with 8 stand-in GPUs: a CPU
     build cannot run CUDA, and the page cannot compute it."""
     said = " ".join(page(site, "plot_03_distributed_data_parallel").get_text().split())
-    assert ("and so does init_device_mesh (the device mesh of FSDP2 and tensor parallelism), which"
-            " makes cuda:LOCAL_RANK the current device when CUDA has not yet been initialised") in said  # fmt: skip
+    assert (
+        "and so does init_device_mesh (the device mesh of FSDP2 and tensor parallelism), which"
+        " makes cuda:LOCAL_RANK the current device when CUDA has not yet been initialised"
+    ) in said
     device_mesh = importlib.import_module("torch.distributed.device_mesh")
     fake, real = FakeCuda(), device_mesh._get_device_handle
-    monkeypatch.setattr(device_mesh, "_get_device_handle",
-                        lambda kind="cuda": fake if kind == "cuda" else real(kind))  # fmt: skip
+    monkeypatch.setattr(
+        device_mesh, "_get_device_handle", lambda kind="cuda": fake if kind == "cuda" else real(kind)
+    )
     if local_rank is None:
         monkeypatch.delenv("LOCAL_RANK", raising=False)
     else:
@@ -322,10 +345,14 @@ def test_the_mp_spawn_way_trains_as_the_page_says(tmp_path):
     """``python plot_03_distributed_data_parallel.py 2``: mp.spawn and public API only."""
     script = tmp_path / DDP_PAGE.name
     shutil.copy(DDP_PAGE, script)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PET_", "MASTER_", "TORCHELASTIC_")) and k not in ("RANK", "LOCAL_RANK")}  # fmt: skip
-    result = subprocess.run([sys.executable, str(script), "2"], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=300)  # fmt: skip
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PET_", "MASTER_", "TORCHELASTIC_")) and k not in ("RANK", "LOCAL_RANK")
+    }
+    result = subprocess.run(
+        [sys.executable, str(script), "2"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.count("gloo on cpu: 50 of 100 samples") == 2, result.stdout[-3000:]
     assert "# 1 process" not in result.stdout  # it stopped before the page's own runs

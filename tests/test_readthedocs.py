@@ -21,9 +21,17 @@ from languages import LANGUAGES, from_readthedocs  # noqa: E402
 def test_the_configuration_is_valid_for_read_the_docs():
     """Read the Docs' published v2 schema, and its rule that build.commands skips apt_packages."""
     result = subprocess.run(
-        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.readthedocs",
-         str(ROOT / ".readthedocs.yaml")], capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "check_jsonschema",
+            "--builtin-schema",
+            "vendor.readthedocs",
+            str(ROOT / ".readthedocs.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     build = yaml.safe_load((ROOT / ".readthedocs.yaml").read_text("utf-8"))["build"]
     assert "texlive-xetex" in build["apt_packages"] and "commands" not in build
@@ -57,8 +65,7 @@ def test_readthedocs_build(mini_site, tmp_path, lang):
         "PATH": f"{ROOT / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}",
     }
     for command in readthedocs_commands(pull_request=not offline):
-        result = subprocess.run(command, shell=True, cwd=mini_site, env=env, capture_output=True,
-                                text=True)  # fmt: skip
+        result = subprocess.run(command, shell=True, cwd=mini_site, env=env, capture_output=True, text=True)
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     html = tmp_path / "out" / "html"
     page = html / "auto_examples" / "plot_01_tiny.html"

@@ -83,9 +83,23 @@ def small_repo(tmp_path):
 
 def review(repo, out, *args, ok=True):
     """Run review_diff.py on *repo*'s catalogs, writing to *out*; return the result."""
-    return run([*REVIEW, "--locale-dir", str(repo / "locale"), "--site", str(out / "no-site"),
-                "--pot-dir", str(repo.parent / "pots"), "--out", str(out), *args, "zh_CN"],
-               repo, ok=ok)  # fmt: skip
+    return run(
+        [
+            *REVIEW,
+            "--locale-dir",
+            str(repo / "locale"),
+            "--site",
+            str(out / "no-site"),
+            "--pot-dir",
+            str(repo.parent / "pots"),
+            "--out",
+            str(out),
+            *args,
+            "zh_CN",
+        ],
+        repo,
+        ok=ok,
+    )
 
 
 def test_rewrapping_moved_locations_and_reordering_show_nothing(small_repo, tmp_path):
@@ -134,7 +148,8 @@ def test_the_summary_quotes_file_names_and_translations_as_text():
         assert not re.search(r"(?<!\\)" + re.escape(markup), summary), markup
     assert "`code`" not in summary
     assert unmarkdown(summary).count(name) == 2 and "adds [a link](https://evil.example/)" in (
-        unmarkdown(summary))  # fmt: skip
+        unmarkdown(summary)
+    )
     row = next(line for line in summary.splitlines() if line.startswith("| zh"))
     assert cells(row)[:2] == ["zh_TW", name] and cells(row)[-1] == "1"
 
@@ -164,8 +179,11 @@ def test_without_main_a_base_must_be_given_and_a_bad_one_is_refused(small_repo, 
 
 
 def test_the_git_diff_driver_hides_locations_and_wrapping(small_repo):
-    shutil.copytree(ROOT / "conf" / "catalogs", small_repo / "conf" / "catalogs",
-                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    shutil.copytree(
+        ROOT / "conf" / "catalogs",
+        small_repo / "conf" / "catalogs",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     shutil.copy(ROOT / ".gitattributes", small_repo / ".gitattributes")
     git(small_repo, "add", "-A")
     git(small_repo, "commit", "--quiet", "-m", "the driver")
@@ -182,14 +200,15 @@ def test_the_git_diff_driver_hides_locations_and_wrapping(small_repo):
     assert git(small_repo, "diff").stdout == ""  # only wrapping and locations changed
     edit(po, 'msgstr "教程"', 'msgstr "教学"')
     changed = git(small_repo / "locale", "diff").stdout  # from a subfolder too
-    assert [line for line in changed.splitlines() if line[:1] in "+-" and line[:3] not in
-            ("+++", "---")] == ['-msgstr "教程"', '+msgstr "教学"']  # fmt: skip
+    assert [line for line in changed.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")] == [
+        '-msgstr "教程"',
+        '+msgstr "教学"',
+    ]
 
 
 @pytest.mark.parametrize("target", ["review-diff", "check"])
 def test_make_targets_refuse_a_bad_base_before_doing_anything(target):
-    result = run(["make", "--no-print-directory", target, "BASE=no-such-revision-13"], ROOT,
-                 ok=False)  # fmt: skip
+    result = run(["make", "--no-print-directory", target, "BASE=no-such-revision-13"], ROOT, ok=False)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "BASE=no-such-revision-13 is not a revision of this repository" in result.stderr
 
@@ -201,8 +220,19 @@ def test_check_with_a_base_reports_only_changed_entries(small_repo, tmp_path):
     edit(po, 'msgstr "参与贡献"', 'msgstr "參與貢獻"')  # and one this change makes
 
     def check(*args):
-        return run([*CHECK, "--locale-dir", str(small_repo / "locale"), "--pot-dir",
-                    str(tmp_path / "pots"), *args, "zh_CN"], small_repo, ok=False)  # fmt: skip
+        return run(
+            [
+                *CHECK,
+                "--locale-dir",
+                str(small_repo / "locale"),
+                "--pot-dir",
+                str(tmp_path / "pots"),
+                *args,
+                "zh_CN",
+            ],
+            small_repo,
+            ok=False,
+        )
 
     everything = check()
     assert everything.stdout.count("[script-mix]") == 2
@@ -247,10 +277,8 @@ BASE_TRANSLATIONS = {
         "recommends today.": "想用 PyTorch 目前推荐的 API 在多块 GPU 上训练同一个模型的读者。",
         "How to read it": "阅读方式",
         "You can download every tutorial as a Python script or a Jupyter notebook at the end of "
-        "its page and run it on your own hardware.":
-            "每篇教程的页面末尾都可以下载 Python 脚本或 Jupyter Notebook，在自己的硬件上运行。",
-        "Each page has a switch to read it in another language.":
-            "每个页面都有一个开关，可以换成另一种语言阅读。",
+        "its page and run it on your own hardware.": "每篇教程的页面末尾都可以下载 Python 脚本或 Jupyter Notebook，在自己的硬件上运行。",
+        "Each page has a switch to read it in another language.": "每个页面都有一个开关，可以换成另一种语言阅读。",
         "A short history": "简史",
         "This page is removed by the pull request.": "这个页面会被拉取请求删除。",
     },
@@ -260,14 +288,12 @@ BASE_TRANSLATIONS = {
         "recommends today.": "想用 PyTorch 目前推薦的 API 在多張 GPU 上訓練同一個模型的讀者。",
         "How to read it": "閱讀方式",
         "You can download every tutorial as a Python script or a Jupyter notebook at the end of "
-        "its page and run it on your own hardware.":
-            "每篇教學的頁面末尾都能下載 Python 腳本或 Jupyter Notebook，在自己的硬體上執行。",
-        "Each page has a switch to read it in another language.":
-            "每個頁面都有一個開關，可以換成另一種語言閱讀。",
+        "its page and run it on your own hardware.": "每篇教學的頁面末尾都能下載 Python 腳本或 Jupyter Notebook，在自己的硬體上執行。",
+        "Each page has a switch to read it in another language.": "每個頁面都有一個開關，可以換成另一種語言閱讀。",
         "A short history": "簡史",
         "This page is removed by the pull request.": "這個頁面會被拉取請求刪除。",
     },
-}  # fmt: skip
+}
 TUTORIAL = "auto_examples/plot_01_tiny"
 
 
@@ -287,8 +313,9 @@ def pull_request(mini_built, tmp_path_factory):
         assert not translations, f"{lang}: no entries for {list(translations)}"
     # The executed gallery is committed here, so that no clone runs the examples.
     (repo / ".gitignore").write_text("/_build/\n/.venv\n*.mo\n*.pot\n__pycache__/\n")
-    edit(catalog(repo, "zh_CN"), 'msgid "Who it is for"\nmsgstr "适用读者"',
-         'msgid "Who it is for"\nmsgstr ""')  # fmt: skip
+    edit(
+        catalog(repo, "zh_CN"), 'msgid "Who it is for"\nmsgstr "适用读者"', 'msgid "Who it is for"\nmsgstr ""'
+    )
     edit(catalog(repo, "zh_CN"), 'msgid "How to read it"', '#, fuzzy\nmsgid "How to read it"')
     git(repo, "init", "--quiet", "--initial-branch=main")
     git(repo, "add", "-A")
@@ -302,19 +329,30 @@ def pull_request(mini_built, tmp_path_factory):
     git(repo, "commit", "--quiet", "-m", "remove the history page")
 
     edit(index, "which PyTorch\nrecommends today.", "which PyTorch\nrecommends for new code.")
-    edit(index, "You can download every tutorial as a Python script or a Jupyter notebook at\n"
-                "the end of its page and run it on your own hardware.\n\n", "")  # fmt: skip
-    edit(index, "in another language.\n", "in another language.\n\nEvery page was built from"
-                " the same commit of the sources.\n")  # fmt: skip
+    edit(
+        index,
+        "You can download every tutorial as a Python script or a Jupyter notebook at\n"
+        "the end of its page and run it on your own hardware.\n\n",
+        "",
+    )
+    edit(
+        index,
+        "in another language.\n",
+        "in another language.\n\nEvery page was built from the same commit of the sources.\n",
+    )
     make(repo, "update-po")
     git(repo, "commit", "--quiet", "-am", "English: one sentence changed, one removed, one added")
 
-    edit(catalog(repo, "zh_CN"), 'msgid "Who it is for"\nmsgstr ""',
-         'msgid "Who it is for"\nmsgstr "适用读者"')  # fmt: skip
+    edit(
+        catalog(repo, "zh_CN"), 'msgid "Who it is for"\nmsgstr ""', 'msgid "Who it is for"\nmsgstr "适用读者"'
+    )
     edit(catalog(repo, "zh_CN"), '#, fuzzy\nmsgid "How to read it"', 'msgid "How to read it"')
-    edit(catalog(repo, "zh_CN"), 'msgid "Every page was built from the same commit of the'
-         ' sources."\nmsgstr ""', 'msgid "Every page was built from the same commit of the'
-         ' sources."\nmsgstr "每个页面都是由同一次提交的源文件构建的。"')  # fmt: skip
+    edit(
+        catalog(repo, "zh_CN"),
+        'msgid "Every page was built from the same commit of the sources."\nmsgstr ""',
+        'msgid "Every page was built from the same commit of the'
+        ' sources."\nmsgstr "每个页面都是由同一次提交的源文件构建的。"',
+    )
     edit(catalog(repo, "zh_TW"), 'msgstr "教學"', 'msgstr "教學文章"')
     git(repo, "commit", "--quiet", "-am", "zh_CN: translate and resolve; zh_TW: fix a title")
 
@@ -329,18 +367,20 @@ def preview(pull_request, tmp_path_factory):
     """The pull request built as Read the Docs builds one: a shallow clone, all languages."""
     tmp = tmp_path_factory.mktemp("readthedocs-pr")
     clone = tmp / "clone"
-    run(["git", "clone", "--quiet", "--depth=1", "--branch=pr", f"file://{pull_request}",
-         str(clone)], tmp)  # fmt: skip
+    run(["git", "clone", "--quiet", "--depth=1", "--branch=pr", f"file://{pull_request}", str(clone)], tmp)
     assert run(["git", "rev-parse", "--is-shallow-repository"], clone).stdout.strip() == "true"
     # For make in the clone: the shared environment, not a new one (an old requirements.txt).
     (clone / ".venv").symlink_to(ROOT / ".venv")
     os.utime(clone / "requirements.txt", (0, 0))
     env = {
-        **CLEAN_ENV, "READTHEDOCS": "True", "READTHEDOCS_LANGUAGE": "en",
-        "READTHEDOCS_VERSION": "13", "READTHEDOCS_VERSION_TYPE": "external",
+        **CLEAN_ENV,
+        "READTHEDOCS": "True",
+        "READTHEDOCS_LANGUAGE": "en",
+        "READTHEDOCS_VERSION": "13",
+        "READTHEDOCS_VERSION_TYPE": "external",
         "READTHEDOCS_OUTPUT": str(tmp / "out"),
         "PATH": f"{ROOT / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}",
-    }  # fmt: skip
+    }
     for command in readthedocs_commands(pull_request=True):
         run(["sh", "-c", command], clone, env=env)
     return clone, tmp / "out" / "html"
@@ -422,8 +462,9 @@ def test_links_point_to_existing_anchors_of_the_built_pages(preview):
         built = (review_page.parent / target).resolve()
         assert built.is_relative_to(html.resolve()) and built.is_file(), link
         if anchor:
-            ids = {tag["id"] for tag in BeautifulSoup(built.read_text("utf-8"), "html.parser")
-                   .find_all(id=True)}  # fmt: skip
+            ids = {
+                tag["id"] for tag in BeautifulSoup(built.read_text("utf-8"), "html.parser").find_all(id=True)
+            }
             assert anchor in ids, link
     # The link of the changed sentence lands in the section that shows it.
     fuzzy = entry_for(entries(page, "zh_CN", "index"), "recommends")
@@ -436,8 +477,12 @@ def test_links_point_to_existing_anchors_of_the_built_pages(preview):
 def test_summary_counts_per_language_and_page(preview):
     _, html = preview
     summary = (html / "review" / "summary.md").read_text("utf-8")
-    rows = {tuple(found[:2]): found[2:] for line in summary.splitlines()
-            if line.startswith("| zh") for found in [cells(line)]}  # fmt: skip
+    rows = {
+        tuple(found[:2]): found[2:]
+        for line in summary.splitlines()
+        if line.startswith("| zh")
+        for found in [cells(line)]
+    }
     header = cells(next(line for line in summary.splitlines() if line.startswith("| language")))
     columns = header[2:]
     zh_cn = dict(zip(columns, rows[("zh_CN", "index")]))
@@ -489,8 +534,13 @@ def test_the_pull_request_workflow_runs_its_steps_on_a_pull_request(pull_request
     base = git(pull_request, "rev-parse", "main").stdout.strip()
     known = {"${{ github.event.pull_request.base.sha }}": base}
     summary = tmp_path / "step-summary.md"
-    env = {**CLEAN_ENV, "CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary),
-           **{name: known[value] for name, value in job["env"].items()}}  # fmt: skip
+    env = {
+        **CLEAN_ENV,
+        "CI": "true",
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_STEP_SUMMARY": str(summary),
+        **{name: known[value] for name, value in job["env"].items()},
+    }
     outcomes, failed, uploads = {}, False, []
     for step in job["steps"]:
         if "System packages" in step.get("name", "") or "Virtual environment" in step.get("name", ""):
@@ -501,8 +551,13 @@ def test_the_pull_request_workflow_runs_its_steps_on_a_pull_request(pull_request
             if step["uses"].startswith("actions/upload-artifact"):
                 uploads += step["with"]["path"].split()
             continue
-        done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-                              cwd=pull_request, env=env, capture_output=True, text=True)  # fmt: skip
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+            cwd=pull_request,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         outcomes[step.get("id", step["name"])] = "success" if done.returncode == 0 else "failure"
         failed |= done.returncode != 0 and not step.get("continue-on-error", False)
     # The pull request builds; its zh_CN index is not finished, which make check finds.
@@ -517,14 +572,20 @@ def test_the_pull_request_workflow_runs_its_steps_on_a_pull_request(pull_request
 @pytest.mark.gettext
 def test_a_preview_without_the_base_fails_clearly(pull_request, tmp_path):
     lonely = tmp_path / "lonely"
-    run(["git", "clone", "--quiet", "--depth=1", "--branch=pr", f"file://{pull_request}",
-         str(lonely)], tmp_path)  # fmt: skip
+    run(
+        ["git", "clone", "--quiet", "--depth=1", "--branch=pr", f"file://{pull_request}", str(lonely)],
+        tmp_path,
+    )
     run(["git", "remote", "set-url", "origin", str(tmp_path / "gone")], lonely)
-    env = {**CLEAN_ENV, "READTHEDOCS": "True", "READTHEDOCS_LANGUAGE": "en",
-           "READTHEDOCS_VERSION": "13", "READTHEDOCS_VERSION_TYPE": "external",
-           "READTHEDOCS_OUTPUT": str(tmp_path / "out")}  # fmt: skip
-    result = run([sys.executable, "conf/build/site.py", "readthedocs"], lonely, env=env,
-                 ok=False)  # fmt: skip
+    env = {
+        **CLEAN_ENV,
+        "READTHEDOCS": "True",
+        "READTHEDOCS_LANGUAGE": "en",
+        "READTHEDOCS_VERSION": "13",
+        "READTHEDOCS_VERSION_TYPE": "external",
+        "READTHEDOCS_OUTPUT": str(tmp_path / "out"),
+    }
+    result = run([sys.executable, "conf/build/site.py", "readthedocs"], lonely, env=env, ok=False)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "cannot find the commit this pull request is based on" in result.stderr
     assert not (tmp_path / "out").exists()

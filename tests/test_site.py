@@ -131,10 +131,15 @@ STRAY = re.compile(r"\w+Warning: |\bWarning: |WARNING:|Traceback \(most recent c
 
 
 def test_executed_outputs_have_no_stray_warnings(site):
-    assert all(STRAY.search(text) for text in (
-        '/x/torch/nn/parallel/distributed.py:862: FutureWarning: `broadcast_buffers` is deprecated',
-        "[W1205 08:37:22.000 reducer.cpp:1400] Warning: find_unused_parameters=True was specified",
-        "WARNING:root:something", "Traceback (most recent call last):"))  # fmt: skip
+    assert all(
+        STRAY.search(text)
+        for text in (
+            "/x/torch/nn/parallel/distributed.py:862: FutureWarning: `broadcast_buffers` is deprecated",
+            "[W1205 08:37:22.000 reducer.cpp:1400] Warning: find_unused_parameters=True was specified",
+            "WARNING:root:something",
+            "Traceback (most recent call last):",
+        )
+    )
     checked = 0
     for page in (site / "en" / "auto_examples").glob("plot_*.html"):
         soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
@@ -212,8 +217,9 @@ def test_each_card_shows_its_tutorials_figure_or_a_decorative_placeholder(site):
     }
     images = site / "en" / "_images"
     for example in sorted((site.parent.parent / "examples").glob("plot_*.py")):
-        page = BeautifulSoup((site / "en/auto_examples" / f"{example.stem}.html").read_text("utf-8"),
-                             "html.parser")  # fmt: skip
+        page = BeautifulSoup(
+            (site / "en/auto_examples" / f"{example.stem}.html").read_text("utf-8"), "html.parser"
+        )
         figures = page.select("img.sphx-glr-single-img")
         thumbnail = cards[f"{example.stem}.html"].select_one("img")
         chosen = re.search(r"^# sphinx_gallery_thumbnail_number = (\d+)", example.read_text("utf-8"), re.M)

@@ -100,7 +100,9 @@ def epochs(lines):
     for line in lines:
         match = re.fullmatch(
             r"\[rank 0\] epoch (\d+): loss " + NUMBER + r", held-out accuracy ([\d.]+)% of (\d+);"
-            r" saved epoch-\1\.pt", line)  # fmt: skip
+            r" saved epoch-\1\.pt",
+            line,
+        )
         if match:
             found[int(match[1])] = (float(match[2]), float(match[3]) / 100, int(match[4]))
     return found
@@ -197,7 +199,9 @@ def test_accumulation_with_no_sync_equals_the_whole_batch(executed, world_size):
     match = re.fullmatch(
         r"\[rank 0\] 5 micro-batches of (\d+) per process: largest difference from the whole"
         r" batch's gradient " + NUMBER + r"; all-reduces: 1 \(whole batch\), 1 \(with no_sync\),"
-        r" 5 \(without\)", line)  # fmt: skip
+        r" 5 \(without\)",
+        line,
+    )
     assert match, line
     assert int(match[1]) * 5 * world_size == GLOBAL_BATCH
     assert float(match[2]) < 1e-6
@@ -223,7 +227,9 @@ def test_resume_continues_where_the_run_stopped(executed):
             assert abs(again[0] - first[0]) < 1e-4
         assert [line for line in block if line.startswith("with the optimizer's state: losses")]
     (without,) = [line for line in block if line.startswith("without it:")]
-    jumped, before = map(float, re.fullmatch(r"without it: epoch 3 loss (\S+) instead of (\S+)", without).groups())  # fmt: skip
+    jumped, before = map(
+        float, re.fullmatch(r"without it: epoch 3 loss (\S+) instead of (\S+)", without).groups()
+    )
     assert jumped > before + 0.01  # "the loss jumps"
 
 
@@ -247,7 +253,10 @@ def test_learning_rate_results_match_the_prose(executed):
     for line in block[1:]:
         match = re.fullmatch(
             r"global batch 960, 3 steps per epoch, learning rate ([\d.]+): epoch 4 loss "
-            + NUMBER + r", held-out accuracy ([\d.]+)%", line)  # fmt: skip
+            + NUMBER
+            + r", held-out accuracy ([\d.]+)%",
+            line,
+        )
         assert match, line
         found[float(match[1])] = (float(match[2]), float(match[3]) / 100)
     assert sorted(found) == [0.02, 0.04, 0.08]  # unchanged, times the square root of 4, times 4
@@ -322,8 +331,10 @@ def fsdp_steps(lines):
     """{step: (loss, gradient norm, clipped)} from rank 0's step lines."""
     found = {}
     for line in lines:
-        match = re.fullmatch(r"\[rank 0\] step (\d+): loss " + NUMBER + r", gradient norm "
-                             + NUMBER + r"(, clipped to 1.5)?", line)  # fmt: skip
+        match = re.fullmatch(
+            r"\[rank 0\] step (\d+): loss " + NUMBER + r", gradient norm " + NUMBER + r"(, clipped to 1.5)?",
+            line,
+        )
         if match:
             found[int(match[1])] = (float(match[2]), float(match[3]), bool(match[4]))
     return found
@@ -332,11 +343,14 @@ def fsdp_steps(lines):
 @pytest.mark.parametrize("world_size", FSDP_SIZES)
 def test_fsdp2_gathers_a_block_to_run_it_and_trains_with_clipping(executed, world_size):
     lines = tab(FSDP_PAGE, world_size)
-    assert ("[rank 0] while blocks.1 runs: blocks.1.up.weight is a Parameter of (256, 64),"
-            " torch.bfloat16") in lines  # fmt: skip
+    assert (
+        "[rank 0] while blocks.1 runs: blocks.1.up.weight is a Parameter of (256, 64), torch.bfloat16"
+    ) in lines
     local = math.ceil(256 / world_size)
-    assert (f"[rank 0] after it: blocks.1.up.weight is a DTensor with a local piece of ({local},"
-            f" 64); AdamW's exp_avg for it: ({local}, 64)") in lines  # fmt: skip
+    assert (
+        f"[rank 0] after it: blocks.1.up.weight is a DTensor with a local piece of ({local},"
+        f" 64); AdamW's exp_avg for it: ({local}, 64)"
+    ) in lines
     steps = fsdp_steps(lines)
     assert sorted(steps) == list(range(1, 7))
     assert steps[6][0] < 0.8 * steps[1][0]  # it learns
@@ -346,23 +360,27 @@ def test_fsdp2_gathers_a_block_to_run_it_and_trains_with_clipping(executed, worl
     for step in (3, 6):
         assert f"[rank 0] saved step-{step}: {files}" in lines
     (where,) = [line for line in lines if line.startswith("[rank 0] in step-3, ")]
-    match = re.fullmatch(r"\[rank 0\] in step-3, the steps that every process saved are written"
-                         r" once, in __(\d+)_0\.distcp; the random states of ranks 0 to (\d+) in (.*)",
-                         where)  # fmt: skip
+    match = re.fullmatch(
+        r"\[rank 0\] in step-3, the steps that every process saved are written"
+        r" once, in __(\d+)_0\.distcp; the random states of ranks 0 to (\d+) in (.*)",
+        where,
+    )
     assert match and int(match[1]) < world_size and int(match[2]) == world_size - 1, where
     own = ", ".join(f"__{rank}_0.distcp" for rank in range(world_size))
     assert match[3] == own  # each process's random state, in the file it wrote
 
 
 @pytest.mark.parametrize("world_size", FSDP_SIZES)
-def test_each_process_holds_a_share_under_fsdp2_and_everything_under_ddp(executed, fsdp_page,
-                                                                         world_size):  # fmt: skip
+def test_each_process_holds_a_share_under_fsdp2_and_everything_under_ddp(executed, fsdp_page, world_size):
     lines = tab(FSDP_PAGE, world_size)
     total = sum(math.prod(s) for s in full_shapes(fsdp_page).values())
     held, peaks = {}, {}
     for line in lines:
-        match = re.fullmatch(r"\[rank 0\] (FSDP2|DDP), rank (\d+)\s+(\d+)\s+(\d+)\s+(\d+)"
-                             r"(?:\s+(-?\d+\.\d+))?", line)  # fmt: skip
+        match = re.fullmatch(
+            r"\[rank 0\] (FSDP2|DDP), rank (\d+)\s+(\d+)\s+(\d+)\s+(\d+)"
+            r"(?:\s+(-?\d+\.\d+))?",
+            line,
+        )
         if match:
             held[match[1], int(match[2])] = tuple(map(int, match.groups()[2:5]))
             peaks[match[1], int(match[2])] = match[6] and float(match[6])
@@ -390,9 +408,11 @@ def test_a_job_saved_by_2_processes_resumes_with_4(executed):
     assert sorted(resumed) == [4, 5, 6]
     for step, (loss, _, _) in resumed.items():
         assert abs(loss - uninterrupted[step][0]) < 1e-3  # bfloat16 rounding
-    match = re.fullmatch(r"steps 4 to 6 resumed with 4 processes, against the uninterrupted"
-                         r" 2-process run: largest difference in the losses " + NUMBER +
-                         r", in the parameters " + NUMBER, block[-1])  # fmt: skip
+    match = re.fullmatch(
+        r"steps 4 to 6 resumed with 4 processes, against the uninterrupted"
+        r" 2-process run: largest difference in the losses " + NUMBER + r", in the parameters " + NUMBER,
+        block[-1],
+    )
     assert match and max(map(float, match.groups())) < 1e-3
 
 
@@ -518,8 +538,7 @@ def test_resuming_hands_the_random_number_generators_cpu_byte_tensors(ddp_defini
     and ``torch.set_rng_state`` would get a tensor it refuses.
     """
     d = ddp_definitions
-    torch.distributed.init_process_group("gloo", store=torch.distributed.HashStore(), rank=0,
-                                         world_size=1)  # fmt: skip
+    torch.distributed.init_process_group("gloo", store=torch.distributed.HashStore(), rank=0, world_size=1)
     try:
         model = d["make_model"]()
         optimizer = torch.optim.AdamW(model.parameters())
@@ -531,8 +550,7 @@ def test_resuming_hands_the_random_number_generators_cpu_byte_tensors(ddp_defini
         handed = []
         monkeypatch.setattr(torch, "set_rng_state", lambda state: handed.append(state))
         fresh = d["make_model"]().to("meta")  # the process's model, on its device
-        done = d["load_checkpoint"](path, fresh, torch.optim.AdamW(fresh.parameters()),
-                                    torch.device("meta"))  # fmt: skip
+        done = d["load_checkpoint"](path, fresh, torch.optim.AdamW(fresh.parameters()), torch.device("meta"))
         del ddp
     finally:
         torch.distributed.destroy_process_group()
@@ -592,15 +610,18 @@ def test_each_process_saves_its_own_random_state_and_gets_it_back(fsdp_definitio
         assert whole[f"random_{rank}_of_2"]["cpu"].tolist() == saved
     assert reports[0][2] != reports[1][2]
     more = [value for _, value, _ in launch(3, resumed_by_more, str(tmp_path))]
-    assert more == [(f"no random state saved for rank {rank} of 3 processes: each keeps its own", True)
-                    for rank in range(3)]  # fmt: skip
+    assert more == [
+        (f"no random state saved for rank {rank} of 3 processes: each keeps its own", True)
+        for rank in range(3)
+    ]
 
 
 def test_a_process_on_a_gpu_saves_and_restores_that_gpus_generator(fsdp_definitions, monkeypatch):
     """Dropout on a GPU draws from the GPU's generator, not the CPU's."""
     gpu, handed = torch.device("cuda", 1), []
-    monkeypatch.setattr(torch.cuda, "get_rng_state", lambda device: torch.full((16,), device.index,
-                                                                              dtype=torch.uint8))  # fmt: skip
+    monkeypatch.setattr(
+        torch.cuda, "get_rng_state", lambda device: torch.full((16,), device.index, dtype=torch.uint8)
+    )
     monkeypatch.setattr(torch.cuda, "set_rng_state", lambda state, device: handed.append((state, device)))
     saved = fsdp_definitions["RandomState"](gpu).state_dict()
     assert sorted(saved) == ["cpu", "cuda"] and saved["cuda"].tolist() == [1] * 16
@@ -617,8 +638,18 @@ def test_the_peak_on_a_gpu_leaves_out_what_the_process_held_before(fsdp_definiti
     assert peak == 2.5
 
 
-COLLECTIVES = {"all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce",
-               "reduce_scatter", "reduce_scatter_tensor", "gather", "scatter", "all_to_all"}  # fmt: skip
+COLLECTIVES = {
+    "all_reduce",
+    "broadcast",
+    "all_gather",
+    "all_gather_into_tensor",
+    "reduce",
+    "reduce_scatter",
+    "reduce_scatter_tensor",
+    "gather",
+    "scatter",
+    "all_to_all",
+}
 FACTORIES = {"tensor", "zeros", "ones", "full", "empty", "arange"}  # *_like keep their input's device
 
 
@@ -629,8 +660,11 @@ def made_without_device(call, unplaced):
         return False
     if func.attr == "clone":
         return isinstance(func.value, ast.Name) and func.value.id in unplaced
-    return (ast.unparse(func.value) == "torch" and func.attr in FACTORIES
-            and not any(keyword.arg == "device" for keyword in call.keywords))  # fmt: skip
+    return (
+        ast.unparse(func.value) == "torch"
+        and func.attr in FACTORIES
+        and not any(keyword.arg == "device" for keyword in call.keywords)
+    )
 
 
 def collective_tensors_without_a_device(path):
@@ -650,10 +684,15 @@ def collective_tensors_without_a_device(path):
                 if made_without_device(node.value, unplaced):
                     unplaced.update(t.id for t in node.targets if isinstance(t, ast.Name))
         for node in ast.walk(function):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in COLLECTIVES and ast.unparse(node.func.value) == "dist"
-                    and node.args and isinstance(node.args[0], ast.Name)
-                    and node.args[0].id in unplaced):  # fmt: skip
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in COLLECTIVES
+                and ast.unparse(node.func.value) == "dist"
+                and node.args
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id in unplaced
+            ):
                 found.append(f"{path.name}:{node.lineno}: {node.args[0].id}")
     return found
 
@@ -665,8 +704,10 @@ def test_every_tensor_a_collective_gets_is_made_on_the_process_device(page):
 
 def test_the_collective_check_finds_a_cpu_tensor_in_an_nccl_group(tmp_path):
     old = tmp_path / "old.py"  # what plot_05 did before the first GPU run
-    old.write_text("def check(same):\n    same = torch.tensor(int(same))\n"
-                   "    dist.all_reduce(same, op=dist.ReduceOp.MIN)\n")  # fmt: skip
+    old.write_text(
+        "def check(same):\n    same = torch.tensor(int(same))\n"
+        "    dist.all_reduce(same, op=dist.ReduceOp.MIN)\n"
+    )
     assert collective_tensors_without_a_device(old) == ["old.py:3: same"]
 
 
@@ -682,11 +723,17 @@ def test_newest_checkpoint_is_the_most_epochs(ddp_definitions, tmp_path):
 
 def torchrun(page, cwd, processes=2):
     """Run ``torchrun --nproc-per-node=N`` on the page in ``cwd``; return its output."""
-    command = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={processes}",
-               str(ROOT / "examples" / f"{page}.py")]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        f"--nproc-per-node={processes}",
+        str(ROOT / "examples" / f"{page}.py"),
+    ]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PET_", "MASTER_"))}
-    done = subprocess.run(command, cwd=cwd, env=env, text=True, timeout=300,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+    done = subprocess.run(
+        command, cwd=cwd, env=env, text=True, timeout=300, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     assert done.returncode == 0, done.stdout[-4000:]
     assert "terminate called" not in done.stdout
     for rank in range(processes):  # each process says where it runs: a GPU of its own, or the CPU

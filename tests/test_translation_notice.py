@@ -26,8 +26,9 @@ def build(tmp_path, language):
     messages = src / "locale" / "zh_TW" / "LC_MESSAGES"
     shutil.copy(ROOT / "locale" / "zh_TW" / "LC_MESSAGES" / "sphinx.po", messages / "sphinx.po")
     out = tmp_path / f"html-{language}"
-    result = sphinx_build("-b", "html", "-W", "-q", "-D", f"language={language}",
-                          "-d", tmp_path / "doctrees", src, out)  # fmt: skip
+    result = sphinx_build(
+        "-b", "html", "-W", "-q", "-D", f"language={language}", "-d", tmp_path / "doctrees", src, out
+    )
     assert result.returncode == 0, result.stderr
     return out
 

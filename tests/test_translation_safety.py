@@ -44,8 +44,11 @@ INJECTIONS = {
     "rst-raw-role": (*RST, "斑馬 :raw-html:`<img src=x onerror=alert(1)>`", "raw html"),
     "rst-raw-directive": (*RST, ".. raw:: html\n\n   <script>alert(1)</script>", "spans lines"),
     # Line separators are invisible characters: not compiled at all (gate/words.py).
-    "rst-directive-after-text": (*RST, "斑馬。\u2028\u2028.. raw:: html\u2028\u2028   <b>x</b>",
-                                 "U+2028 (LINE SEPARATOR)"),
+    "rst-directive-after-text": (
+        *RST,
+        "斑馬。\u2028\u2028.. raw:: html\u2028\u2028   <b>x</b>",
+        "U+2028 (LINE SEPARATOR)",
+    ),
     "rst-javascript-link": (*RST, "斑馬 `點這裡 <javascript:alert(1)>`_", "not http(s)"),
     "rst-image": (*RST, ".. image:: javascript:alert(1)", "not one paragraph"),
     "rst-include": (*RST, ".. include:: secret.txt", "not one paragraph"),
@@ -58,19 +61,25 @@ INJECTIONS = {
     "rst-title": ("index.po", "Safety", "安全 :raw-html:`<img src=x onerror=1>`", "raw html"),
     "myst-inline-html": (*MYST, '長頸鹿 <img src=x onerror="alert(1)">', "raw html"),
     "myst-html-block": (*MYST, '<div onclick="alert(1)">長頸鹿</div>', "not one paragraph"),
-    "myst-link": (*MYST, "長頸鹿 [點這裡](ftp://example.org/) [x](javascript:alert(1))",
-                  "not http(s)"),
+    "myst-link": (*MYST, "長頸鹿 [點這裡](ftp://example.org/) [x](javascript:alert(1))", "not http(s)"),
     "myst-image": (*MYST, "長頸鹿 ![x](secret.txt)", "image"),
     "myst-eval-rst": (*MYST, "```{eval-rst}\n.. raw:: html\n\n   <b>x</b>\n```", "spans lines"),
     "myst-include": (*MYST, "```{include} secret.txt", "not one paragraph"),
     "myst-raw-role": (*MYST, "長頸鹿 {raw-html}`<img src=x onerror=alert(1)>`", "raw html"),
     "myst-download-role": (*MYST, "長頸鹿 {download}`檔 <secret.txt>`", "download_reference"),
     "myst-title": ("page.po", "A MyST page", "頁面 <img src=x onerror=alert(1)>", "raw html"),
-    "interface-html": ("sphinx.po", FOOTER, '以 <a href="javascript:alert(1)">Sphinx</a> 建置',
-                       "HTML is not exactly"),
-    "interface-html-quote": ("sphinx.po", FOOTER,
-                             '以 <a href="https://www.sphinx-doc.org/">Sphinx</a> 建置" x="',
-                             'adds "'),
+    "interface-html": (
+        "sphinx.po",
+        FOOTER,
+        '以 <a href="javascript:alert(1)">Sphinx</a> 建置',
+        "HTML is not exactly",
+    ),
+    "interface-html-quote": (
+        "sphinx.po",
+        FOOTER,
+        '以 <a href="https://www.sphinx-doc.org/">Sphinx</a> 建置" x="',
+        'adds "',
+    ),
     # Links to hosts the English does not link, however they are spelled.
     "rst-scheme-relative": (*RST_LINK, "含 `連結 <//evil.example/x>`_ 與 ``code``。", "evil.example"),
     # reST reads "\\\\" as one backslash: the page links /\\evil.example/x.
@@ -79,8 +88,7 @@ INJECTIONS = {
     "myst-entities": (*MYST_LINK, "含[連結](https&#58;&#47;&#47;evil.example/x)的文字。", "evil.example"),
     # MyST makes a link without a scheme a cross-reference (a fragment, "#/x"), not a URL.
     "myst-backslash": (*MYST_LINK, "含[連結](https:/\\evil.example/x)的文字。", "evil.example"),
-    "myst-userinfo": (*MYST_LINK, "含[連結](https://example.org@evil.example/)的文字。",
-                      "evil.example"),
+    "myst-userinfo": (*MYST_LINK, "含[連結](https://example.org@evil.example/)的文字。", "evil.example"),
     "rst-upper-case": (*RST_LINK, "含 `連結 <HTTPS://EVIL.example/>`_ 與 ``code``。", "evil.example"),
     "myst-mailto": (*MYST_LINK, "含[連結](mailto:me@evil.example)的文字。", "not http(s): mailto"),
     # Another port of the English's host is another server.
@@ -89,7 +97,7 @@ INJECTIONS = {
     # Invisible and direction-changing characters are not compiled at all.
     "rst-bidi": (*RST, "斑馬\u202e txt.exe", "U+202E (RIGHT-TO-LEFT OVERRIDE)"),
     "myst-zero-width": (*MYST, "長\u200b頸鹿", "U+200B (ZERO WIDTH SPACE)"),
-}  # fmt: skip
+}
 
 
 def fixture_copy(tmp_path, translations=None):
@@ -379,9 +387,10 @@ def test_a_plural_entry_is_refused_and_not_served(tmp_path):
     """gettext would serve msgstr[0]; the English has no plural, and the checks see no msgstr."""
     src = fixture_copy(tmp_path)
     po = src / "locale" / "zh_TW" / "LC_MESSAGES" / "sphinx.po"
-    text = po.read_text("utf-8").replace('msgid "A title"\nmsgstr "一個標題"',
-                                         'msgid "A title"\nmsgid_plural "Titles"\n'
-                                         'msgstr[0] "PLURAL-FORM"')  # fmt: skip
+    text = po.read_text("utf-8").replace(
+        'msgid "A title"\nmsgstr "一個標題"',
+        'msgid "A title"\nmsgid_plural "Titles"\nmsgstr[0] "PLURAL-FORM"',
+    )
     po.write_text(text, "utf-8")
     result = sphinx(src, tmp_path / "out")
     assert result.returncode != 0
@@ -496,8 +505,14 @@ def test_make_html_refuses_the_issues_attacks_and_a_preview_runs_none(mini_site,
     figure_msgid = first_msgid(tutorial, "The line it prints")
     inject(tutorial, figure_msgid, append=REFRESH)
 
-    result = subprocess.run(["make", "html", "LANGUAGES=zh_TW"], cwd=project, env=outside_env(),
-                            capture_output=True, text=True, timeout=600)  # fmt: skip
+    result = subprocess.run(
+        ["make", "html", "LANGUAGES=zh_TW"],
+        cwd=project,
+        env=outside_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     output = result.stdout + result.stderr
     assert result.returncode != 0, output[-3000:]
     refused = [(landing, landing_msgid, "raw html"), (tutorial, tutorial_msgid, "a link that is not http(s)")]
@@ -510,10 +525,27 @@ def test_make_html_refuses_the_issues_attacks_and_a_preview_runs_none(mini_site,
     # A host that published a build without -W would serve this: nothing runs.
     preview = tmp_path / "preview"
     built = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", "conf", "-D", "language=zh_TW",
-         "-d", str(tmp_path / "doctrees"), "docs", str(preview)],
-        cwd=project, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-b",
+            "html",
+            "-q",
+            "-c",
+            "conf",
+            "-D",
+            "language=zh_TW",
+            "-d",
+            str(tmp_path / "doctrees"),
+            "docs",
+            str(preview),
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert built.returncode != 0
     root = serve(preview)
     tutorial_page = "auto_examples/plot_01_tiny.html"
@@ -533,8 +565,12 @@ def test_make_html_refuses_the_issues_attacks_and_a_preview_runs_none(mini_site,
 @pytest.mark.browser
 def test_site_scripts_run_under_its_content_security_policy(site, visit, serve):
     root = serve(site)
-    for path in (f"zh_TW/{TUTORIAL}", "zh_CN/index.html", "en/search.html?q=DataParallel",
-                 "zh_TW/search.html?q=批次"):  # fmt: skip
+    for path in (
+        f"zh_TW/{TUTORIAL}",
+        "zh_CN/index.html",
+        "en/search.html?q=DataParallel",
+        "zh_TW/search.html?q=批次",
+    ):
         page, _, _ = visit(root + path)
         assert "Content-Security-Policy" in page.content()
         seen = page.evaluate("window.__seen")

@@ -23,8 +23,13 @@ TRANSLATION = "這句是翻譯測試加上的。"
 
 
 def make(project, *args):
-    return subprocess.run(["make", "--no-print-directory", *args], cwd=project, env=outside_env(),
-                          capture_output=True, text=True)  # fmt: skip
+    return subprocess.run(
+        ["make", "--no-print-directory", *args],
+        cwd=project,
+        env=outside_env(),
+        capture_output=True,
+        text=True,
+    )
 
 
 def plain_paragraph(lines):
@@ -103,10 +108,8 @@ def test_a_dropped_backquote_is_not_published(project):
         # One slip, one message, naming the file and the line of the translation that
         # holds it (the msgstr keyword's or a continuation line's), and the cause.
         lines = catalog_path.read_text("utf-8").splitlines()
-        start = next(n for n in range(entry.lineno, len(lines) + 1)
-                     if lines[n - 1].startswith("msgstr"))  # fmt: skip
-        end = next((n for n in range(start, len(lines) + 1) if not lines[n - 1].strip()),
-                   len(lines) + 1)  # fmt: skip
+        start = next(n for n in range(entry.lineno, len(lines) + 1) if lines[n - 1].startswith("msgstr"))
+        end = next((n for n in range(start, len(lines) + 1) if not lines[n - 1].strip()), len(lines) + 1)
         named = re.findall(r"plot_01_tiny\.po:(\d+): \[markup\] (.*)", result.stderr)
         assert len(named) == 1, result.stderr[-3000:]
         line, message = int(named[0][0]), named[0][1]

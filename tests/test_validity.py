@@ -36,23 +36,30 @@ JAVA_OPTIONS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xss8m"]
 
 def nu_checker(*args):
     """Run the Nu Html Checker; return its messages (errors only) as dicts."""
-    result = subprocess.run(["java", *JAVA_OPTIONS, "-jar", str(VNU_JAR), "--errors-only",
-                             "--format", "json", *map(str, args)],
-                            capture_output=True, text=True)  # fmt: skip
+    result = subprocess.run(
+        ["java", *JAVA_OPTIONS, "-jar", str(VNU_JAR), "--errors-only", "--format", "json", *map(str, args)],
+        capture_output=True,
+        text=True,
+    )
     return json.loads(result.stderr or "{}").get("messages", [])
 
 
 def shown(messages):
     """Messages as ``file:line: text``, for an assertion that names them."""
-    return "\n".join(f"{m['url'].removeprefix('file:')}:{m.get('lastLine')}: {m['message']}"
-                     for m in messages)  # fmt: skip
+    return "\n".join(
+        f"{m['url'].removeprefix('file:')}:{m.get('lastLine')}: {m['message']}" for m in messages
+    )
 
 
 @pytest.mark.vnu
 def test_every_page_passes_the_nu_html_checker(site, tmp_path):
     review = tmp_path / "review"
-    made = subprocess.run([sys.executable, "conf/build/review_page.py", "--base", "HEAD",
-                           "--out", str(review)], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    made = subprocess.run(
+        [sys.executable, "conf/build/review_page.py", "--base", "HEAD", "--out", str(review)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert made.returncode == 0, made.stderr[-2000:]
     pages = sorted(site.rglob("*.html")) + [review / "index.html"]
     assert {"index.html", "search.html", "404.html"} <= {p.name for p in pages}
@@ -77,8 +84,11 @@ def test_each_epub_passes_epubcheck_and_reads_as_xml(offline, lang, monkeypatch)
     path = offline["epub", lang]
     monkeypatch.setenv("JDK_JAVA_OPTIONS", " ".join(JAVA_OPTIONS))  # its java command line
     check = EpubCheck(str(path))
-    problems = [f"{m.level} {m.id} {m.location}: {m.message[:200]}" for m in check.messages
-                if m.level in ("FATAL", "ERROR")]  # fmt: skip
+    problems = [
+        f"{m.level} {m.id} {m.location}: {m.message[:200]}"
+        for m in check.messages
+        if m.level in ("FATAL", "ERROR")
+    ]
     assert check.valid and problems == [], "\n".join(problems)
     with zipfile.ZipFile(path) as book:
         pages = [name for name in book.namelist() if name.endswith(".xhtml")]
@@ -90,10 +100,14 @@ def test_each_epub_passes_epubcheck_and_reads_as_xml(offline, lang, monkeypatch)
 @pytest.mark.parametrize("lang", LANGS)
 def test_pdf_text_is_the_words_it_shows(offline, lang):
     """No letter-spaced line: pdftotext, a reader's search and copy see words, not "現 在 即 使"."""
-    text = subprocess.run(["pdftotext", str(offline["pdf", lang]), "-"], capture_output=True,
-                          text=True, check=True).stdout  # fmt: skip
-    spaced = [line for line in text.splitlines() if re.search(f"(?:{CJK} ){{4,}}", line)
-              or re.search(r"(?:\b[A-Za-z] ){6,}", line)]  # fmt: skip
+    text = subprocess.run(
+        ["pdftotext", str(offline["pdf", lang]), "-"], capture_output=True, text=True, check=True
+    ).stdout
+    spaced = [
+        line
+        for line in text.splitlines()
+        if re.search(f"(?:{CJK} ){{4,}}", line) or re.search(r"(?:\b[A-Za-z] ){6,}", line)
+    ]
     assert spaced == [], spaced[:5]
     if lang != "en":
         assert re.search(f"{CJK}{{20,}}", text)  # Chinese runs without spaces between
@@ -113,9 +127,11 @@ AT_ONCE = 2
 # A notebook has no file for a fork server to import, so its launchers fork the
 # kernel itself: after a backward pass or CUDA there, that fails on a machine
 # with GPUs, and the guard makes it fail here too.
-GUARD = (f"import sys\nsys.path.insert(0, {str(ROOT / 'conf')!r})\n"
-         "from extensions.example_guard import guard_forks\n"
-         "guard_forks('this notebook', 'import torch')")  # fmt: skip
+GUARD = (
+    f"import sys\nsys.path.insert(0, {str(ROOT / 'conf')!r})\n"
+    "from extensions.example_guard import guard_forks\n"
+    "guard_forks('this notebook', 'import torch')"
+)
 
 
 def run_notebook(notebook, folder):
@@ -126,9 +142,11 @@ def run_notebook(notebook, folder):
     notebook.cells.insert(0, nbformat.v4.new_code_cell(GUARD))
     folder.mkdir()
     ExecutePreprocessor(timeout=600, kernel_name="python3").preprocess(
-        notebook, {"metadata": {"path": str(folder)}})  # fmt: skip
-    return [out for cell in notebook.cells for out in cell.get("outputs", [])
-            if out.get("output_type") == "error"]  # fmt: skip
+        notebook, {"metadata": {"path": str(folder)}}
+    )
+    return [
+        out for cell in notebook.cells for out in cell.get("outputs", []) if out.get("output_type") == "error"
+    ]
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -151,8 +169,10 @@ def test_every_notebook_validates_and_runs(site, lang, tmp_path):
         if programs[path] not in _RUNS:
             todo.setdefault(programs[path], notebook)
     with ThreadPoolExecutor(AT_ONCE) as pool:
-        runs = {program: pool.submit(run_notebook, notebook, tmp_path / str(number))
-                for number, (program, notebook) in enumerate(todo.items())}  # fmt: skip
+        runs = {
+            program: pool.submit(run_notebook, notebook, tmp_path / str(number))
+            for number, (program, notebook) in enumerate(todo.items())
+        }
         _RUNS.update({program: run.result() for program, run in runs.items()})
     for path, program in programs.items():
         assert _RUNS[program] == [], (path.name, _RUNS[program][:1])
@@ -161,6 +181,11 @@ def test_every_notebook_validates_and_runs(site, lang, tmp_path):
 @pytest.mark.shellcheck
 def test_workflows_pass_actionlint():
     actionlint = Path(sys.executable).with_name("actionlint")
-    result = subprocess.run([str(actionlint), "-oneline", "-shellcheck", shutil.which("shellcheck")],
-                            cwd=ROOT, capture_output=True, text=True, env={**os.environ})  # fmt: skip
+    result = subprocess.run(
+        [str(actionlint), "-oneline", "-shellcheck", shutil.which("shellcheck")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+    )
     assert (result.returncode, result.stdout + result.stderr) == (0, "")

@@ -28,15 +28,17 @@ def no_gettext(tmp_path_factory):
             if name not in GETTEXT_PROGRAMS and not target.exists():
                 target.symlink_to(os.path.join(folder, name))
     env = outside_env(PATH=str(shadow))
-    probe = subprocess.run(["sh", "-c", "command -v msgfmt msgmerge"], env=env,
-                           capture_output=True, text=True)  # fmt: skip
+    probe = subprocess.run(
+        ["sh", "-c", "command -v msgfmt msgmerge"], env=env, capture_output=True, text=True
+    )
     assert probe.stdout == "", "the test's PATH still has GNU gettext"
     return project, env
 
 
 def make(project, env, *args):
-    return subprocess.run(["make", "--no-print-directory", *args], cwd=project, env=env,
-                          capture_output=True, text=True)  # fmt: skip
+    return subprocess.run(
+        ["make", "--no-print-directory", *args], cwd=project, env=env, capture_output=True, text=True
+    )
 
 
 def test_make_html_builds_every_language_without_gettext(no_gettext):
@@ -64,9 +66,11 @@ def test_a_broken_catalog_is_still_refused_without_gettext(no_gettext):
         po.write_text(good + '\nmsgid "An unterminated\nmsgstr ""\n', "utf-8")
         line = len(good.splitlines()) + 2
         where = f"locale/zh_TW/LC_MESSAGES/index.po:{line}:"
-        for target, said in (("html", "[syntax] end-of-line within string"),
-                             ("check", "[syntax] end-of-line within string"),
-                             ("update-po", "error: cannot read this line (end-of-line within string)")):  # fmt: skip
+        for target, said in (
+            ("html", "[syntax] end-of-line within string"),
+            ("check", "[syntax] end-of-line within string"),
+            ("update-po", "error: cannot read this line (end-of-line within string)"),
+        ):
             result = make(project, env, target, "LANGUAGES=zh_TW")
             assert result.returncode == 2, (target, result.stderr[-2000:])  # make: the target failed
             assert f"{where} {said}" in result.stdout + result.stderr, (target, result.stderr[-2000:])
@@ -115,9 +119,22 @@ def test_make_test_names_each_missing_tool_at_its_start_with_any_number_of_worke
     java = subprocess.run(["sh", "-c", "command -v java"], env=env, capture_output=True).returncode == 0
     for workers in ("0", "2"):
         result = subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--numprocesses={workers}",
-             "-k", "no test has this name", "tests/test_languages.py"],
-            cwd=ROOT, env=env, capture_output=True, text=True)  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                f"--numprocesses={workers}",
+                "-k",
+                "no test has this name",
+                "tests/test_languages.py",
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         start = result.stdout.split("workers [" if workers != "0" else "collected", 1)[0]
         assert "missing GNU gettext (msgmerge, msgcat, msgattrib): the tests marked gettext" in start
         assert "missing the Nu Html Checker (/nonexistent/vnu.jar): the tests marked vnu" in start

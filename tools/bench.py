@@ -67,8 +67,9 @@ def longest_translated(catalog):
 
 def clean(project):
     """Remove everything a build generates (the Makefile keeps that list)."""
-    subprocess.run(["make", "--no-print-directory", "clean"], cwd=project, check=True,
-                   stdout=subprocess.DEVNULL)  # fmt: skip
+    subprocess.run(
+        ["make", "--no-print-directory", "clean"], cwd=project, check=True, stdout=subprocess.DEVNULL
+    )
 
 
 def toggle(project, path, one, other):
@@ -123,8 +124,12 @@ def preview_latency(project, edits):
     log = open(project / "_build" / "preview.log", "w")
     preview = subprocess.Popen(
         ["make", "--no-print-directory", "livehtml", "LANGUAGE=zh_TW", f"PORT={port}"],
-        cwd=project, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        cwd=project,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     timings = []
     try:
         while "</html>" not in fetch(page_url):
@@ -146,8 +151,11 @@ def preview_latency(project, edits):
             while json.loads(fetch(base + "_live/status"))["build"] == build:
                 time.sleep(0.02)
             timings.append((shown, time.perf_counter() - saved))
-            print(f"  preview edit {edit + 1}: page {shown:.2f} s, rebuild done "
-                  f"{timings[-1][1]:.2f} s", file=sys.stderr, flush=True)  # fmt: skip
+            print(
+                f"  preview edit {edit + 1}: page {shown:.2f} s, rebuild done {timings[-1][1]:.2f} s",
+                file=sys.stderr,
+                flush=True,
+            )
     finally:
         # SIGTERM: the preview stops as on Ctrl-C; SIGINT is ignored where this
         # benchmark was started in the background (`make bench &`).

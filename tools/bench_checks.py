@@ -50,8 +50,7 @@ def make_catalogs(out, megabytes):
                 catalog, template = Catalog(locale=lang), Catalog()
                 for message in messages(source):
                     string = f"{message.string} v{copy}" if message.string else ""
-                    catalog.add(f"{message.id} v{copy}", string, message.locations,
-                                message.flags)  # fmt: skip
+                    catalog.add(f"{message.id} v{copy}", string, message.locations, message.flags)
                     template.add(f"{message.id} v{copy}", "", message.locations)
                 target = out / "locale" / lang / "LC_MESSAGES" / f"copy{copy}" / name
                 write(catalog, target, lang)

@@ -38,8 +38,12 @@ FONT_FILES = (
     "/usr/share/fonts/opentype/freefont/Free*.otf",
     "/usr/share/fonts/opentype/noto/Noto*CJK*.tt[cf]",
 )
-STYLES = [f"\\{family}family\\{shape}shape{weight}" for family in ("rm", "sf", "tt")
-          for shape in ("up", "it") for weight in ("", "\\bfseries")]  # fmt: skip
+STYLES = [
+    f"\\{family}family\\{shape}shape{weight}"
+    for family in ("rm", "sf", "tt")
+    for shape in ("up", "it")
+    for weight in ("", "\\bfseries")
+]
 MISSING = re.compile(r"^Missing character: There is no .*? \(U\+([0-9A-F]+)\)", re.MULTILINE)
 
 
@@ -56,17 +60,27 @@ def candidates():
 
 def missing(chars, region):
     """The code points among *chars* that XeLaTeX reports missing in some style, for *region*."""
-    lines = [escape("".join(chr(c) for c in chars[i : i + 64]), "xelatex")
-             for i in range(0, len(chars), 64)]  # fmt: skip
+    lines = [escape("".join(chr(c) for c in chars[i : i + 64]), "xelatex") for i in range(0, len(chars), 64)]
     body = "\n".join(f"{{{style} {line}\\par}}" for style in STYLES for line in lines)
-    tex = ("\\documentclass{article}\n\\usepackage{fontspec}\n" + XELATEX_DEFAULT_FONTPKG
-           + "\\usepackage{xeCJK}\n" + CJK_FONTS % {"region": region}
-           + "\\tracinglostchars=2\\tracingonline=0\\hbadness=10000\\hfuzz=\\maxdimen\n"
-           + "\\begin{document}\n" + body + "\n\\end{document}\n")  # fmt: skip
+    tex = (
+        "\\documentclass{article}\n\\usepackage{fontspec}\n"
+        + XELATEX_DEFAULT_FONTPKG
+        + "\\usepackage{xeCJK}\n"
+        + CJK_FONTS % {"region": region}
+        + "\\tracinglostchars=2\\tracingonline=0\\hbadness=10000\\hfuzz=\\maxdimen\n"
+        + "\\begin{document}\n"
+        + body
+        + "\n\\end{document}\n"
+    )
     with tempfile.TemporaryDirectory() as folder:
         Path(folder, "glyphs.tex").write_text(tex, "utf-8")
-        subprocess.run(["xelatex", "-interaction=batchmode", "-no-pdf", "glyphs.tex"], cwd=folder,
-                       stdin=subprocess.DEVNULL, capture_output=True, check=False)  # fmt: skip
+        subprocess.run(
+            ["xelatex", "-interaction=batchmode", "-no-pdf", "glyphs.tex"],
+            cwd=folder,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=False,
+        )
         log = Path(folder, "glyphs.log").read_text("utf-8", errors="replace")
     if "Output written" not in log:
         sys.exit("xelatex did not finish; is it installed with xeCJK and the fonts?")

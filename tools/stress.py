@@ -45,8 +45,10 @@ def fresh_build(folder, languages):
     with open(log, "w", encoding="utf-8") as out:
         code = subprocess.run(
             ["make", "--no-print-directory", "html", f"LANGUAGES={languages}"],
-            cwd=project, stdout=out, stderr=subprocess.STDOUT,
-        ).returncode  # fmt: skip
+            cwd=project,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        ).returncode
     return code == 0, time.perf_counter() - start, log
 
 
@@ -55,8 +57,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--load", type=int, default=8, help="busy loops running meanwhile")
-    parser.add_argument("--side-by-side", type=int, default=1, metavar="M",
-                        help="copies building at once in each run")  # fmt: skip
+    parser.add_argument(
+        "--side-by-side", type=int, default=1, metavar="M", help="copies building at once in each run"
+    )
     parser.add_argument("--languages", default="en zh_CN zh_TW")
     args = parser.parse_args(argv)
     if args.runs < 1 or args.side_by_side < 1 or args.load < 0:
@@ -67,8 +70,11 @@ def main(argv=None):
     for loop in loops:
         loop.start()
     results = []
-    print(f"{args.runs} run(s) of {args.side_by_side} fresh build(s) each, "
-          f"{args.load} busy loop(s) meanwhile, languages: {args.languages}", flush=True)  # fmt: skip
+    print(
+        f"{args.runs} run(s) of {args.side_by_side} fresh build(s) each, "
+        f"{args.load} busy loop(s) meanwhile, languages: {args.languages}",
+        flush=True,
+    )
     try:
         for run in range(1, args.runs + 1):
             with tempfile.TemporaryDirectory(prefix="dp-stress-") as tmp:
@@ -83,15 +89,16 @@ def main(argv=None):
                         where = f"  log: {saved}"
                     results.append((ok, seconds))
                     verdict = "ok" if ok else "FAILED"
-                    print(f"run {run:>2} copy {copy}: {verdict:<6} {seconds:6.1f} s{where}",
-                          flush=True)  # fmt: skip
+                    print(f"run {run:>2} copy {copy}: {verdict:<6} {seconds:6.1f} s{where}", flush=True)
     finally:
         for loop in loops:
             loop.kill()
     failures = sum(1 for ok, _ in results if not ok)
     times = [seconds for _, seconds in results]
-    print(f"\n{len(results)} builds, {failures} failed; median {statistics.median(times):.1f} s,"
-          f" slowest {max(times):.1f} s")  # fmt: skip
+    print(
+        f"\n{len(results)} builds, {failures} failed; median {statistics.median(times):.1f} s,"
+        f" slowest {max(times):.1f} s"
+    )
     if not failures:
         shutil.rmtree(kept, ignore_errors=True)
     return 1 if failures else 0

@@ -190,10 +190,22 @@ def build(lang, outdir, doctrees):
                     saved = os.dup(2)
                     os.dup2(said.fileno(), 2)  # Sphinx's warnings, for the banner too
                     try:
-                        code = main([
-                            "-b", "html", "-q", "-c", str(CONF), "-D", f"language={lang}",
-                            "-d", str(doctrees), *options, str(ROOT / "docs"), str(outdir),
-                        ])  # fmt: skip
+                        code = main(
+                            [
+                                "-b",
+                                "html",
+                                "-q",
+                                "-c",
+                                str(CONF),
+                                "-D",
+                                f"language={lang}",
+                                "-d",
+                                str(doctrees),
+                                *options,
+                                str(ROOT / "docs"),
+                                str(outdir),
+                            ]
+                        )
                     finally:
                         sys.stderr.flush()
                         os.dup2(saved, 2)
@@ -217,8 +229,11 @@ def build(lang, outdir, doctrees):
     try:
         result = json.loads(said)
     except ValueError:
-        result = {"why": "the rebuild stopped unexpectedly (see the terminal)", "imported": [],
-                  "sphinx": True}  # fmt: skip
+        result = {
+            "why": "the rebuild stopped unexpectedly (see the terminal)",
+            "imported": [],
+            "sphinx": True,
+        }
     why = result["why"] or ("" if os.waitstatus_to_exitcode(status) == 0 else "the rebuild failed")
     return why, time.perf_counter() - start, result["imported"], result["sphinx"]
 
@@ -317,13 +332,15 @@ class PreviewHandler(http.server.SimpleHTTPRequestHandler):
             page = path.read_bytes()
             cut = page.rfind(b"</body>")
             cut = len(page) if cut < 0 else cut
-            return self.send_bytes(page[:cut] + self.banner() + RELOAD_TAG + page[cut:],
-                                   "text/html")  # fmt: skip
+            return self.send_bytes(page[:cut] + self.banner() + RELOAD_TAG + page[cut:], "text/html")
         if not path.exists() and self.path.split("/")[1:2] != [self.lang]:
             other = self.path.split("/")[1]
-            return self.send_error(404, f"{other or 'This page'} is not built: the preview shows"
-                                   f" {self.lang} as you edit it and the other languages from the"
-                                   " last make html; run make html to build them")  # fmt: skip
+            return self.send_error(
+                404,
+                f"{other or 'This page'} is not built: the preview shows"
+                f" {self.lang} as you edit it and the other languages from the"
+                " last make html; run make html to build them",
+            )
         return super().do_GET()
 
     def translate_path(self, path):
@@ -331,8 +348,9 @@ class PreviewHandler(http.server.SimpleHTTPRequestHandler):
         first = path.split("?")[0].split("#")[0].lstrip("/").split("/")[0]
         if first == self.lang:
             return super().translate_path(path)
-        return str(Path(BUILD / "html", *Path(super().translate_path(path)).relative_to(
-            self.directory).parts))  # fmt: skip
+        return str(
+            Path(BUILD / "html", *Path(super().translate_path(path)).relative_to(self.directory).parts)
+        )
 
     def banner(self):
         """After a failed rebuild, the banner saying why, in the page's language."""
@@ -342,8 +360,7 @@ class PreviewHandler(http.server.SimpleHTTPRequestHandler):
             return b""
         if status.get("ok", True):
             return b""
-        html = banner(ROOT / "locale", self.lang, status.get("why", ""),
-                      by_sphinx_code(self.lang).html)  # fmt: skip
+        html = banner(ROOT / "locale", self.lang, status.get("why", ""), by_sphinx_code(self.lang).html)
         return html.encode("utf-8")
 
     def send_bytes(self, body, kind):
@@ -384,8 +401,10 @@ def bind(host, port):
     except OSError as err:
         listener.close()
         if err.errno == errno.EADDRINUSE:
-            sys.exit(f"error: port {port} on {host} is in use (another preview?);"
-                     f" choose another one: make livehtml PORT={port + 1}")  # fmt: skip
+            sys.exit(
+                f"error: port {port} on {host} is in use (another preview?);"
+                f" choose another one: make livehtml PORT={port + 1}"
+            )
         sys.exit(f"error: cannot listen on {host}:{port}: {err.strerror}")
     listener.listen(16)
     return listener
@@ -397,15 +416,16 @@ def build_the_others(lang):
     The preview serves the other languages from the last ``make html``; where
     a language was never built there, it runs ``make html`` for those.
     """
-    missing = [other.sphinx for other in LANGUAGES if other.sphinx != lang
-               and not (BUILD / "html" / other.sphinx / "index.html").is_file()]  # fmt: skip
+    missing = [
+        other.sphinx
+        for other in LANGUAGES
+        if other.sphinx != lang and not (BUILD / "html" / other.sphinx / "index.html").is_file()
+    ]
     if not missing:
         return
-    print(f"Building {' '.join(missing)} once with make html, for the language switcher...",
-          flush=True)  # fmt: skip
+    print(f"Building {' '.join(missing)} once with make html, for the language switcher...", flush=True)
     env = {**os.environ, "DP_COMMAND": f"make html for the preview of {lang}"}
-    subprocess.run([sys.executable, str(CONF / "build" / "site.py"), "html", *missing],
-                   cwd=ROOT, env=env)  # fmt: skip
+    subprocess.run([sys.executable, str(CONF / "build" / "site.py"), "html", *missing], cwd=ROOT, env=env)
 
 
 def write_status(status_file, build_number, ok, seconds, why=""):
@@ -468,8 +488,11 @@ def main(argv=None):
                 # The environment may say pages are current that were never served.
                 (doctrees / "environment.pickle").unlink(missing_ok=True)
             write_status(status_file, number, ok, seconds, why)
-            verdict = "rebuilt" if ok else (
-                "rebuild FAILED (see above; serving the last good pages, with a banner)")  # fmt: skip
+            verdict = (
+                "rebuilt"
+                if ok
+                else ("rebuild FAILED (see above; serving the last good pages, with a banner)")
+            )
             print(f"[{time.strftime('%H:%M:%S')}] {verdict} in {seconds:.1f} s: {url}", flush=True)
             if number == 1:
                 build_the_others(lang)

@@ -35,17 +35,26 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from languages import select  # noqa: E402
 from build.site import (  # noqa: E402
-    CONTENT_CHECKS, REUSE_GALLERY, add_outputs_option, input_digest, readthedocs_recordings,
-    readthedocs_target, refused, sphinx_build, use_recordings,
-)  # fmt: skip
+    CONTENT_CHECKS,
+    REUSE_GALLERY,
+    add_outputs_option,
+    input_digest,
+    readthedocs_recordings,
+    readthedocs_target,
+    refused,
+    sphinx_build,
+    use_recordings,
+)
 from checkout_lock import run_held  # noqa: E402
 from extensions.gallery_reuse import outdated_gallery  # noqa: E402
 from site_layout import BUILD, EXAMPLES, GALLERY, ROOT  # noqa: E402
 
 BUILDERS = {"pdf": "latex", "epub": "epub"}
 # "./x.tex:812: Missing character: There is no ☃ (U+2603) in font FreeSerif..."
-MISSING = re.compile(r"^\./(?P<tex>[^:]+):(?P<line>\d+): Missing character: There is no "
-                     r"(?P<char>.+?) in font (?P<font>.+?)!?\.?$")  # fmt: skip
+MISSING = re.compile(
+    r"^\./(?P<tex>[^:]+):(?P<line>\d+): Missing character: There is no "
+    r"(?P<char>.+?) in font (?P<font>.+?)!?\.?$"
+)
 # A page shipped out: "[12" at the start of a line or after a space or "(".
 SHIPOUT = re.compile(r"(?:^|[\s(])\[(\d+)(?=[\]\s{<]|$)")
 DOC_LABEL = re.compile(r"\\label\{\\detokenize\{([^{}]+)::doc\}\}")
@@ -94,17 +103,27 @@ def run_latexmk(texdir, stem):
     """Run latexmk with xelatex in *texdir*; raise BuildError naming missing glyphs or errors."""
     env = {**os.environ, "max_print_line": "10000"}  # one log line per message
     result = subprocess.run(
-        ["latexmk", "-xelatex", "-interaction=nonstopmode", "-file-line-error",
-         f"{stem}.tex"],
-        cwd=texdir, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-    )  # fmt: skip
+        ["latexmk", "-xelatex", "-interaction=nonstopmode", "-file-line-error", f"{stem}.tex"],
+        cwd=texdir,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+    )
     log = Path(texdir, f"{stem}.log")
     missing = missing_glyphs(log, texdir) if log.is_file() else []
     if missing:
         raise BuildError("LaTeX has no glyph for some characters:\n  " + "\n  ".join(missing))
     if result.returncode != 0 or not Path(texdir, f"{stem}.pdf").is_file():
-        errors = [line for line in log.read_text("utf-8", errors="replace").splitlines()
-                  if line.startswith(("!", "./"))] if log.is_file() else []  # fmt: skip
+        errors = (
+            [
+                line
+                for line in log.read_text("utf-8", errors="replace").splitlines()
+                if line.startswith(("!", "./"))
+            ]
+            if log.is_file()
+            else []
+        )
         detail = "\n".join(errors[:20]) or (result.stdout + result.stderr)[-3000:]
         raise BuildError(f"latexmk failed (see {log}):\n{detail}")
 
@@ -149,8 +168,11 @@ def build_one(fmt, lang, dest, work):
 def report(path, started):
     """Print what was built, its size and how long it took."""
     size = path.stat().st_size / 2**20
-    print(f"built {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}"
-          f" ({size:.1f} MiB) in {time.monotonic() - started:.1f} s", flush=True)  # fmt: skip
+    print(
+        f"built {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}"
+        f" ({size:.1f} MiB) in {time.monotonic() - started:.1f} s",
+        flush=True,
+    )
 
 
 def build_local(fmt, langs, outputs=()):
@@ -187,8 +209,7 @@ def build_local(fmt, langs, outputs=()):
         try:
             report(build_one(fmt, lang, dest, BUILD / "offline"), started)
         except BuildError as err:
-            print(f"error: {lang} {fmt}: {err}\n{dest} was left as it was", file=sys.stderr,
-                  flush=True)  # fmt: skip
+            print(f"error: {lang} {fmt}: {err}\n{dest} was left as it was", file=sys.stderr, flush=True)
             return False
         stamp.write_text(todo[lang])
         return True

@@ -71,12 +71,14 @@ def shard_of(examples, shard):
 def source_commit():
     """The checkout's commit, with "+changes" when the examples or conf/ differ from it."""
     try:
-        head = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=ROOT,
-                              capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=7", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "examples", "conf"], cwd=ROOT,
-                           capture_output=True, text=True).stdout.strip()  # fmt: skip
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "examples", "conf"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     return head + ("+changes" if dirty else "")
 
 
@@ -98,9 +100,22 @@ def record(out, key=None, shard=None):
         cells = Path(tmp) / "cells.json"
         # Only executing matters here: the other shards' pages are missing, so
         # their cross-references would warn; examples that fail still fail.
-        cmd = [sys.executable, "-m", "sphinx", "-b", "dummy", "-q", "-c", "conf",
-               "-D", f"record_outputs_to={cells}",
-               "-d", str(Path(tmp) / "doctrees"), "docs", str(Path(tmp) / "out")]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-b",
+            "dummy",
+            "-q",
+            "-c",
+            "conf",
+            "-D",
+            f"record_outputs_to={cells}",
+            "-d",
+            str(Path(tmp) / "doctrees"),
+            "docs",
+            str(Path(tmp) / "out"),
+        ]
         print(f"executing {len(names)} example(s): {', '.join(names)}", flush=True)
         start = time.monotonic()
         result = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True)
@@ -109,8 +124,13 @@ def record(out, key=None, shard=None):
             return 1
         printed = json.loads(cells.read_text("utf-8"))
         gallery = project / "docs" / "auto_examples"
-        recording = {"format": FORMAT, "commit": commit, "shard": shard or "1/1",
-                     "created": time.strftime("%Y-%m-%d", _now()), "examples": {}}  # fmt: skip
+        recording = {
+            "format": FORMAT,
+            "commit": commit,
+            "shard": shard or "1/1",
+            "created": time.strftime("%Y-%m-%d", _now()),
+            "examples": {},
+        }
         for name in names:
             facts_file = gallery / f"{name[:-3]}.provenance.json"
             if name not in printed or not facts_file.is_file():
@@ -157,12 +177,12 @@ def keygen(private):
     if private.exists():
         raise ValueError(f"{private} exists; not overwritten")
     key = Ed25519PrivateKey.generate()
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption())  # fmt: skip
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
     private.touch(mode=0o600)
     private.write_bytes(pem)
-    public = key.public_key().public_bytes(serialization.Encoding.Raw,
-                                           serialization.PublicFormat.Raw)  # fmt: skip
+    public = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     print(f"{base64.b64encode(public).decode()}  # add this line to conf/recording-keys.txt")
     return 0
 

@@ -52,20 +52,40 @@ from languages import SOURCE, by_sphinx_code, select  # noqa: E402
 from content_security_policy import meta, policy  # noqa: E402
 from site_layout import BUILD, LOCALE, ROOT  # noqa: E402
 from catalogs.diff import (  # noqa: E402
-    attach_findings, changed_parts, glossary_at, keep_changed, resolve_base, review_language,
-    state, translation, unchanged_catalogs, untranslated_elsewhere,
-)  # fmt: skip
+    attach_findings,
+    changed_parts,
+    glossary_at,
+    keep_changed,
+    resolve_base,
+    review_language,
+    state,
+    translation,
+    unchanged_catalogs,
+    untranslated_elsewhere,
+)
 from catalogs.po import CatalogError  # noqa: E402
 from catalogs.repository import ReviewError  # noqa: E402
 from gate.run_checks import CHECKS, run_checks  # noqa: E402
 from catalogs.po import printable  # noqa: E402
 from catalogs.source_diff import (  # noqa: E402
-    locale_changes, render as render_sources, source_changes, stale_languages,
-)  # fmt: skip
+    locale_changes,
+    render as render_sources,
+    source_changes,
+    stale_languages,
+)
 
 # The states of a change, in the order the summary counts them.
-STATES = ("new", "translated", "became fuzzy", "fuzzy resolved", "changed", "untranslated",
-          "removed", "obsolete", "restored")  # fmt: skip
+STATES = (
+    "new",
+    "translated",
+    "became fuzzy",
+    "fuzzy resolved",
+    "changed",
+    "untranslated",
+    "removed",
+    "obsolete",
+    "restored",
+)
 SUMMARY_FINDINGS = 20  # findings listed in summary.md; the page lists them all
 
 
@@ -171,8 +191,7 @@ def diff_html(old, new, lang):
         if kind == "same":
             parts.append(text)
         else:
-            parts.append(f'<{tags[kind]}><span class="visually-hidden">{kind}: </span>{text}'
-                         f"</{tags[kind]}>")  # fmt: skip
+            parts.append(f'<{tags[kind]}><span class="visually-hidden">{kind}: </span>{text}</{tags[kind]}>')
     return "".join(parts)
 
 
@@ -195,18 +214,24 @@ def render_change(change, page):
     after = state(change.new) if change.new is not None else "absent"
     old_text = translation(change.old) if change.old is not None else None
     new_text = translation(change.new) if change.new is not None else None
-    where = f"{os.path.relpath(page.path, ROOT)}:{change.new.lineno}" if change.new else (
-        f"{os.path.relpath(page.path, ROOT)} (at the base)")  # fmt: skip
+    where = (
+        f"{os.path.relpath(page.path, ROOT)}:{change.new.lineno}"
+        if change.new
+        else (f"{os.path.relpath(page.path, ROOT)} (at the base)")
+    )
     rows = [
         ("English", SOURCE.html, _text(change.old_english, change.new_english, SOURCE.sphinx)),
         ("Translation", lang.html, _text(old_text or None, new_text or None, page.lang)),
     ]
-    findings = "".join(f"<li><code>[{html.escape(p.check)}]</code> {html.escape(p.message)}"
-                       f" <span class=\"where\">line {p.line}</span></li>"
-                       for p in change.findings)  # fmt: skip
+    findings = "".join(
+        f"<li><code>[{html.escape(p.check)}]</code> {html.escape(p.message)}"
+        f' <span class="where">line {p.line}</span></li>'
+        for p in change.findings
+    )
     if change.anchor:
-        title = (f'<span lang="{lang.html}">{html.escape(change.section)}</span>'
-                 if change.section else "the page")  # fmt: skip
+        title = (
+            f'<span lang="{lang.html}">{html.escape(change.section)}</span>' if change.section else "the page"
+        )
         preview = f'<a href="{html.escape(change.anchor)}">{title}</a>'
     else:
         preview = "<em>not on a built page</em>"
@@ -269,22 +294,28 @@ def render_page(pages, base, outside, sources=(), stale=(), locale=()):
     for lang in dict.fromkeys(p.lang for p in pages):
         language = by_sphinx_code(lang)
         sections = [p for p in pages if p.lang == lang and (p.changes or p.findings)]
-        out.append(f'<section aria-labelledby="{_slug(lang)}"><h2 id="{_slug(lang)}">'
-                   f'<span lang="{language.html}">{html.escape(language.name)}</span>'
-                   f" ({lang})</h2>")  # fmt: skip
+        out.append(
+            f'<section aria-labelledby="{_slug(lang)}"><h2 id="{_slug(lang)}">'
+            f'<span lang="{language.html}">{html.escape(language.name)}</span>'
+            f" ({lang})</h2>"
+        )
         if not sections:
             out.append("<p>No change to this language's translations.</p>")
         for page in sections:
             anchor = _slug(lang, page.domain)
             # Named by language and page: every language has a page of that name.
-            out.append(f'<section aria-labelledby="{_slug(lang)} {anchor}"><h3 id="{anchor}">'
-                       f"{html.escape(page.domain)}</h3>")  # fmt: skip
+            out.append(
+                f'<section aria-labelledby="{_slug(lang)} {anchor}"><h3 id="{anchor}">'
+                f"{html.escape(page.domain)}</h3>"
+            )
             if page.findings:
-                items = "".join(f"<li><code>[{html.escape(p.check)}]</code> "
-                                f"{html.escape(p.message)} <span class=\"where\">line {p.line}"
-                                "</span></li>" for p in page.findings)  # fmt: skip
-                out.append(f'<p>Findings on the catalog as a whole:</p><ul class="findings">'
-                           f"{items}</ul>")  # fmt: skip
+                items = "".join(
+                    f"<li><code>[{html.escape(p.check)}]</code> "
+                    f'{html.escape(p.message)} <span class="where">line {p.line}'
+                    "</span></li>"
+                    for p in page.findings
+                )
+                out.append(f'<p>Findings on the catalog as a whole:</p><ul class="findings">{items}</ul>')
             out.append('<ol class="entries">')
             out += [render_change(change, page) for change in page.changes]
             out.append("</ol></section>")
@@ -292,17 +323,20 @@ def render_page(pages, base, outside, sources=(), stale=(), locale=()):
     changed = [p for p in pages if p.changes or p.findings]
     used = [s for s in STATES if any(counts(p)[s] for p in changed)]
     rows = "".join(
-        f"<tr><td>{p.lang}</td><td><a href=\"#{_slug(p.lang, p.domain)}\">"
+        f'<tr><td>{p.lang}</td><td><a href="#{_slug(p.lang, p.domain)}">'
         f"{html.escape(p.domain)}</a></td>"
         + "".join(f"<td>{counts(p)[s] or ''}</td>" for s in used)
         + f"<td>{len(page_findings(p)) or ''}</td></tr>"
         for p in changed
-    )  # fmt: skip
+    )
     head = "".join(f'<th scope="col">{s}</th>' for s in used)
-    table = (f'<table><caption>Changed entries per language and page</caption><thead><tr>'
-             f'<th scope="col">language</th><th scope="col">page</th>{head}'
-             f'<th scope="col">findings</th></tr></thead><tbody>{rows}</tbody></table>'
-             if rows else "<p>No translation changed.</p>")  # fmt: skip
+    table = (
+        f"<table><caption>Changed entries per language and page</caption><thead><tr>"
+        f'<th scope="col">language</th><th scope="col">page</th>{head}'
+        f'<th scope="col">findings</th></tr></thead><tbody>{rows}</tbody></table>'
+        if rows
+        else "<p>No translation changed.</p>"
+    )
     extra = ""
     if outside:
         items = "".join(f"<li><code>{html.escape(str(p))}</code></li>" for p in outside)
@@ -341,11 +375,13 @@ def render_stale(stale):
     if not stale:
         return ""
     names = ", ".join(stale)
-    return (f'<p class="stale" role="alert"><strong>The built pages of {html.escape(names)} are'
-            " older than their sources or catalogs</strong> (make html has not run since"
-            " they changed): the links below lead to the old text, and a new heading may"
-            " be linked under its old title. Run <code>make html</code>, then"
-            " <code>make review-diff</code> again.</p>")  # fmt: skip
+    return (
+        f'<p class="stale" role="alert"><strong>The built pages of {html.escape(names)} are'
+        " older than their sources or catalogs</strong> (make html has not run since"
+        " they changed): the links below lead to the old text, and a new heading may"
+        " be linked under its old title. Run <code>make html</code>, then"
+        " <code>make review-diff</code> again.</p>"
+    )
 
 
 def md(text):
@@ -354,8 +390,7 @@ def md(text):
     The summary quotes catalog file names and translators' text; unescaped,
     they could be links, images or HTML in the pull request's job summary.
     """
-    return "".join(f"\\{c}" if c in string.punctuation else c
-                   for c in " ".join(str(text).split()))  # fmt: skip
+    return "".join(f"\\{c}" if c in string.punctuation else c for c in " ".join(str(text).split()))
 
 
 def render_summary(pages, base, outside, page_href):
@@ -371,16 +406,20 @@ def render_summary(pages, base, outside, page_href):
         lines.append("|---|---|" + "---:|" * (len(shown) + 1))
         for p in changed:
             numbers = [str(counts(p)[s] or "") for s in shown]
-            lines.append(f"| {md(p.lang)} | {md(p.domain)} | " + " | ".join(numbers)
-                         + f" | {len(page_findings(p)) or ''} |")  # fmt: skip
+            lines.append(
+                f"| {md(p.lang)} | {md(p.domain)} | "
+                + " | ".join(numbers)
+                + f" | {len(page_findings(p)) or ''} |"
+            )
     findings = [f for p in changed for f in page_findings(p)] + outside
     lines.append("")
     if findings:
         lines.append(f"**Findings of `make check` on what changed: {len(findings)}**")
         lines.append("")
         for problem in findings[:SUMMARY_FINDINGS]:
-            lines.append(f"- {md(problem.path)}:{problem.line} \\[{md(problem.check)}\\] "
-                         + md(problem.message))  # fmt: skip
+            lines.append(
+                f"- {md(problem.path)}:{problem.line} \\[{md(problem.check)}\\] " + md(problem.message)
+            )
         if len(findings) > SUMMARY_FINDINGS:
             lines.append(f"- … and {len(findings) - SUMMARY_FINDINGS} more on the review page")
     else:
@@ -393,34 +432,49 @@ def write_review(base, langs, locale_dir, site, doctrees, out, pot_dir=None):
     """Compare, check, link and write OUT/index.html and OUT/summary.md; return the pages."""
     commit, _ = base
     pages = [page for lang in langs for page in review_language(commit, lang, locale_dir)]
-    problems = keep_changed(check_findings(langs, locale_dir, pot_dir, commit), pages,
-                            unchanged_catalogs(commit, langs, locale_dir))  # fmt: skip
+    problems = keep_changed(
+        check_findings(langs, locale_dir, pot_dir, commit),
+        pages,
+        unchanged_catalogs(commit, langs, locale_dir),
+    )
     problems = untranslated_elsewhere(problems, pages, locale_dir)
     outside = attach_findings(pages, problems)
     out.mkdir(parents=True, exist_ok=True)
     link_changes(pages, site, doctrees, out)
     pages = sort_pages(pages, doctrees)
     sources, locale = source_changes(commit), locale_changes(commit, Path(locale_dir).parent)
-    stale = stale_languages([SOURCE.sphinx, *langs], site) if (
-        Path(site).resolve() == (BUILD / "html").resolve()) else []  # fmt: skip
+    stale = (
+        stale_languages([SOURCE.sphinx, *langs], site)
+        if (Path(site).resolve() == (BUILD / "html").resolve())
+        else []
+    )
     (out / "index.html").write_text(render_page(pages, base, outside, sources, stale, locale), "utf-8")
     shown = os.path.relpath(out / "index.html")
     summary = render_summary(pages, base, outside, shown)
     if sources:
-        summary += (f"\nEnglish sources changed: {len(sources)} file(s): "
-                    + ", ".join(md(printable(c.path)) for c in sources) + "\n")  # fmt: skip
+        summary += (
+            f"\nEnglish sources changed: {len(sources)} file(s): "
+            + ", ".join(md(printable(c.path)) for c in sources)
+            + "\n"
+        )
     if locale:
-        summary += (f"\nOther files under locale/ changed (the glossary, or what the checks"
-                    f" refuse): {len(locale)} file(s): "
-                    + ", ".join(md(printable(c.path)) for c in locale) + "\n")  # fmt: skip
+        summary += (
+            f"\nOther files under locale/ changed (the glossary, or what the checks"
+            f" refuse): {len(locale)} file(s): " + ", ".join(md(printable(c.path)) for c in locale) + "\n"
+        )
     if stale:
-        summary += (f"\n**The built pages of {md(', '.join(stale))} are older than the change:"
-                    " run make html before following the review page's links.**\n")  # fmt: skip
+        summary += (
+            f"\n**The built pages of {md(', '.join(stale))} are older than the change:"
+            " run make html before following the review page's links.**\n"
+        )
     (out / "summary.md").write_text(summary, "utf-8")
     for lang in stale:
-        print(f"warning: the built pages of {lang} in {os.path.relpath(site)} are older than"
-              " their sources or catalogs: run make html first, or the review page's links"
-              " show the old text", file=sys.stderr)  # fmt: skip
+        print(
+            f"warning: the built pages of {lang} in {os.path.relpath(site)} are older than"
+            " their sources or catalogs: run make html first, or the review page's links"
+            " show the old text",
+            file=sys.stderr,
+        )
     return pages
 
 
@@ -442,19 +496,23 @@ def main(argv=None):
         print(f"error: {err}", file=sys.stderr)
         return 2
     if not (args.site / "index.html").is_file():
-        print(f"note: no built site in {args.site}: the review page links to no page"
-              " (run make html first)", file=sys.stderr)  # fmt: skip
+        print(
+            f"note: no built site in {args.site}: the review page links to no page (run make html first)",
+            file=sys.stderr,
+        )
     try:
-        pages = write_review(base, langs, args.locale_dir, args.site, args.doctrees,
-                             args.out, args.pot_dir)  # fmt: skip
+        pages = write_review(base, langs, args.locale_dir, args.site, args.doctrees, args.out, args.pot_dir)
     except (CatalogError, RuntimeError, ReviewError) as err:
         line = f":{err.line}" if isinstance(err, CatalogError) else ""
         print(f"error{line}: {err}", file=sys.stderr)
         return 1
     total = sum(len(p.changes) for p in pages)
     print((args.out / "summary.md").read_text("utf-8"))
-    print(f"{total} changed entries since {base[0][:12]}; review page:"
-          f" {os.path.relpath(args.out / 'index.html')}", file=sys.stderr)  # fmt: skip
+    print(
+        f"{total} changed entries since {base[0][:12]}; review page:"
+        f" {os.path.relpath(args.out / 'index.html')}",
+        file=sys.stderr,
+    )
     return 0
 
 

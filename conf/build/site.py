@@ -79,8 +79,14 @@ def refused(langs, checks):
     problems = errors(translations, LOCALE, checks)
     for problem in problems:
         print(problem, file=sys.stderr, flush=True)
-    return sorted({lang for lang in translations for p in problems
-                   if Path(p.path).resolve().is_relative_to(LOCALE / lang)})  # fmt: skip
+    return sorted(
+        {
+            lang
+            for lang in translations
+            for p in problems
+            if Path(p.path).resolve().is_relative_to(LOCALE / lang)
+        }
+    )
 
 
 def extract_english(reuse_gallery=False):
@@ -96,8 +102,7 @@ def extract_english(reuse_gallery=False):
     try:
         ran, said = fresh_templates(options=REUSE_GALLERY if reuse_gallery else ())
     except ExtractionError as err:
-        print(f"{err}\nerror: extracting the English failed (above); nothing was built",
-              file=sys.stderr)  # fmt: skip
+        print(f"{err}\nerror: extracting the English failed (above); nothing was built", file=sys.stderr)
         return False
     if said.strip():
         print(said.rstrip(), flush=True)
@@ -116,11 +121,24 @@ def input_digest(lang, sources=None):
 def sphinx_build(lang, outdir, doctrees, log=None, options=(), builder="html"):
     """Run sphinx-build for *lang*, its output to *log* if given; return its exit code."""
     cmd = [
-        sys.executable, "-m", "sphinx", "-b", builder, "-c", str(CONF),
-        "-D", f"language={lang}", "-d", str(doctrees), *QUIET, *SPHINX_OPTS, *options,
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-b",
+        builder,
+        "-c",
+        str(CONF),
+        "-D",
+        f"language={lang}",
+        "-d",
+        str(doctrees),
+        *QUIET,
+        *SPHINX_OPTS,
+        *options,
         *(["-D", f"recordings={','.join(RECORDINGS)}"] if RECORDINGS else []),
-        str(ROOT / "docs"), str(outdir),
-    ]  # fmt: skip
+        str(ROOT / "docs"),
+        str(outdir),
+    ]
     sys.stdout.write(f"--- building {lang} ({builder}) ---\n")  # one write: builds run in threads
     sys.stdout.flush()
     if log is None:
@@ -133,8 +151,7 @@ def sphinx_build(lang, outdir, doctrees, log=None, options=(), builder="html"):
     return code
 
 
-def build_atomically(lang, final, doctrees, log=None, options=(), publishable=lambda: True,
-                     fresh=False):  # fmt: skip
+def build_atomically(lang, final, doctrees, log=None, options=(), publishable=lambda: True, fresh=False):
     """Build *lang* into a staging copy of *final* and swap it in on success.
 
     ``publishable()`` is asked after Sphinx succeeded; False keeps the last good site.
@@ -153,8 +170,7 @@ def build_atomically(lang, final, doctrees, log=None, options=(), publishable=la
         # The environment may say pages are current that were never published.
         (doctrees / "environment.pickle").unlink(missing_ok=True)
         why = "build failed" if not built else "catalogs have the problems listed above"
-        print(f"error: {lang} not published ({why}); {final} was left as it was",
-              file=sys.stderr)  # fmt: skip
+        print(f"error: {lang} not published ({why}); {final} was left as it was", file=sys.stderr)
         return False
     if final.exists():
         final.rename(old)
@@ -178,12 +194,16 @@ def write_root_index(outdir):
     )
     choose = " · ".join(f'<span lang="{lang.html}">{html.escape(lang.choose)}</span>' for lang in built)
     # Longest tag first, so that zh-tw wins over zh.
-    routes = sorted(((tag, lang.sphinx) for lang in built for tag in browser_tags(lang)),
-                    key=lambda route: -len(route[0]))  # fmt: skip
+    routes = sorted(
+        ((tag, lang.sphinx) for lang in built for tag in browser_tags(lang)), key=lambda route: -len(route[0])
+    )
     fallback = SOURCE if SOURCE in built else built[0]
-    page = (template.replace("{{ links }}", links).replace("{{ choose }}", choose)
-            .replace("{{ routes }}", json.dumps(routes))
-            .replace("{{ fallback }}", json.dumps(fallback.sphinx)))  # fmt: skip
+    page = (
+        template.replace("{{ links }}", links)
+        .replace("{{ choose }}", choose)
+        .replace("{{ routes }}", json.dumps(routes))
+        .replace("{{ fallback }}", json.dumps(fallback.sphinx))
+    )
     script = re.search(r"<script>(.*?)</script>", page, re.S)[1]
     page = page.replace("{{ policy }}", meta(policy([script_hash(script)])))
     (outdir / "index.html").write_text(page, "utf-8")
@@ -207,8 +227,9 @@ def use_recordings(sources=(), fetched=()):
     mine = [Path(path).relative_to(ROOT).as_posix() for path in committed()]
     for source in [*mine, *sources]:
         try:
-            labels[str(fetch(str(ROOT / source) if source in mine else source,
-                             BUILD / "recordings"))] = source  # fmt: skip
+            labels[str(fetch(str(ROOT / source) if source in mine else source, BUILD / "recordings"))] = (
+                source
+            )
         except OutputsError as err:
             print(f"--- recording not used: {err} ---", flush=True)
     labels.update((str(copy), source) for source, copy in fetched)
@@ -257,8 +278,10 @@ def build_local(langs, outputs=()):
     # Only what will be rebuilt: the others' catalogs passed at their last build.
     broken = refused([lang for lang, _, _ in todo], {"syntax"})
     if broken:
-        print(f"error: the catalogs of {', '.join(broken)} cannot be read (see above);"
-              " nothing was built", file=sys.stderr)  # fmt: skip
+        print(
+            f"error: the catalogs of {', '.join(broken)} cannot be read (see above); nothing was built",
+            file=sys.stderr,
+        )
         return 1
 
     building = ["-D", f"site_building={complete}", "-D", f"site_published_root={outdir}"]
@@ -266,18 +289,21 @@ def build_local(langs, outputs=()):
     def build(lang, stamp, digest, log=None, options=()):
         start = time.monotonic()
         ok = build_atomically(
-            lang, outdir / lang, BUILD / "doctrees" / lang, log, [*options, *building],
+            lang,
+            outdir / lang,
+            BUILD / "doctrees" / lang,
+            log,
+            [*options, *building],
             publishable=lambda: lang not in checked.result(),
             # The languages every switcher links changed: all pages are written anew.
             fresh=not links_current(lang),
-        )  # fmt: skip
+        )
         if ok:
             stamp.write_text(digest)
             (stamps / f"{lang}.languages").write_text(complete)
             (stamps / f"{lang}.sources").write_text(sources[lang])
             page = os.path.relpath(outdir / lang / "index.html")
-            print(f"--- {lang}: published in {time.monotonic() - start:.0f} s: {page} ---",
-                  flush=True)  # fmt: skip
+            print(f"--- {lang}: published in {time.monotonic() - start:.0f} s: {page} ---", flush=True)
         return ok
 
     if not todo:
@@ -294,8 +320,11 @@ def build_local(langs, outputs=()):
     first = "the extraction of the English" if extract_first else todo[0][0]
     said = f"--- {first} executes {len(changed)} example(s)"
     said += f": {', '.join(changed)}" if changed else ""
-    said += "; the languages reuse its results" if extract_first else (
-        "; the other languages reuse its results" if len(todo) > 1 else "")  # fmt: skip
+    said += (
+        "; the languages reuse its results"
+        if extract_first
+        else ("; the other languages reuse its results" if len(todo) > 1 else "")
+    )
     print(said + " ---", flush=True)
     if extract_first and not extract_english():
         return 1
@@ -315,16 +344,20 @@ def build_local(langs, outputs=()):
         extracted = gallery and (not translations or extract_first or extract_english(reuse_gallery=True))
         jobs = []
         if extracted:
-            jobs = [pool.submit(build, *job, stamps / f"{job[0]}.log", REUSE_GALLERY)
-                    for job in todo[1:]]  # fmt: skip
+            jobs = [pool.submit(build, *job, stamps / f"{job[0]}.log", REUSE_GALLERY) for job in todo[1:]]
         elif not gallery:
             for lang, _, _ in todo[1:]:  # they keep their last good site
-                print(f"--- {lang} ---\nnot built: the first language's build failed before its"
-                      " examples ran", flush=True)  # fmt: skip
+                print(
+                    f"--- {lang} ---\nnot built: the first language's build failed before its examples ran",
+                    flush=True,
+                )
         results = [first_build.result(), extracted, *(job.result() for job in jobs)]
     if checked.result():
-        print(f"`make check LANGUAGES=\"{' '.join(checked.result())}\"` lists the problems"
-              " that kept them from being published", file=sys.stderr)  # fmt: skip
+        print(
+            f'`make check LANGUAGES="{" ".join(checked.result())}"` lists the problems'
+            " that kept them from being published",
+            file=sys.stderr,
+        )
     if not all(results):
         return 1
     write_root_index(outdir)
@@ -406,8 +439,7 @@ def build_pull_request(output):
     try:
         base = pull_request_base()
     except ReviewError as err:
-        print(f"error: cannot find the commit this pull request is based on: {err}",
-              file=sys.stderr)  # fmt: skip
+        print(f"error: cannot find the commit this pull request is based on: {err}", file=sys.stderr)
         return 1
     os.environ.pop("READTHEDOCS_VERSION", None)  # links between languages as locally
     os.environ["BASE"] = base[0]  # the glossary words interface strings may add: the base's
@@ -416,16 +448,20 @@ def build_pull_request(output):
     site = output / "html"
     shutil.rmtree(site, ignore_errors=True)
     shutil.copytree(BUILD / "html", site, symlinks=True)
-    write_review(base, TRANSLATIONS, LOCALE, site, BUILD / "doctrees" / SOURCE.sphinx,
-                 site / "review")  # fmt: skip
+    write_review(base, TRANSLATIONS, LOCALE, site, BUILD / "doctrees" / SOURCE.sphinx, site / "review")
     print((site / "review" / "summary.md").read_text("utf-8"))
     return 0
 
 
 def add_outputs_option(parser):
     """The ``--outputs`` option of ``make html``, ``pdf`` and ``epub``."""
-    parser.add_argument("--outputs", nargs="+", default=[], metavar="FILE_OR_URL",
-                        help="recorded example output to use (make outputs)")  # fmt: skip
+    parser.add_argument(
+        "--outputs",
+        nargs="+",
+        default=[],
+        metavar="FILE_OR_URL",
+        help="recorded example output to use (make outputs)",
+    )
 
 
 def main(argv=None):

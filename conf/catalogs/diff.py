@@ -17,8 +17,14 @@ from pathlib import Path
 
 from site_layout import ROOT
 from catalogs.po import (
-    CatalogError, catalog_text, english, language_catalogs, messages, parse, read,
-)  # fmt: skip
+    CatalogError,
+    catalog_text,
+    english,
+    language_catalogs,
+    messages,
+    parse,
+    read,
+)
 from gate.checks.common import WARNING
 from gate.checks.terminology import parse_glossary
 from catalogs.merge import filled_by_update_po, shared_entries
@@ -37,8 +43,10 @@ def resolve_base(revision=None, cwd=ROOT):
         try:
             commit = git("rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}", cwd=cwd)
         except ReviewError:
-            raise ReviewError(f"BASE={revision} is not a revision of this repository (git"
-                              " rev-parse cannot find it; fetch it first?)") from None  # fmt: skip
+            raise ReviewError(
+                f"BASE={revision} is not a revision of this repository (git"
+                " rev-parse cannot find it; fetch it first?)"
+            ) from None
         return commit.strip(), revision
     for branch in ("main", "origin/main"):
         try:
@@ -48,11 +56,14 @@ def resolve_base(revision=None, cwd=ROOT):
         try:
             return git("merge-base", branch, "HEAD", cwd=cwd).strip(), f"merge base with {branch}"
         except ReviewError:
-            raise ReviewError(f"HEAD and {branch} have no common history here (a shallow"
-                              " clone? run git fetch --unshallow); give BASE=<revision>"
-                              ) from None  # fmt: skip
-    raise ReviewError("this repository has no branch main (nor origin/main) to compare with;"
-                      " give the revision: make review-diff BASE=<revision>")  # fmt: skip
+            raise ReviewError(
+                f"HEAD and {branch} have no common history here (a shallow"
+                " clone? run git fetch --unshallow); give BASE=<revision>"
+            ) from None
+    raise ReviewError(
+        "this repository has no branch main (nor origin/main) to compare with;"
+        " give the revision: make review-diff BASE=<revision>"
+    )
 
 
 # -- Comparing catalogs ------------------------------------------------------
@@ -61,8 +72,7 @@ def resolve_base(revision=None, cwd=ROOT):
 def changed_parts(before, after):
     """How the tokens *after* differ from *before*: [("same"|"removed"|"added", tokens)]."""
     parts = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after,
-                                                      autojunk=False).get_opcodes():  # fmt: skip
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
         if op == "equal":
             parts.append(("same", after[j1:j2]))
             continue
@@ -177,7 +187,7 @@ def compare(old_entries, new_entries):
             ratio, best = max(
                 (difflib.SequenceMatcher(None, english(o), english(match[1])).ratio(), i)
                 for i, o in enumerate(leftover)
-            )  # fmt: skip
+            )
             if ratio >= PAIRING:
                 match[0] = leftover.pop(best)
                 paired.add(id(match[0]))
@@ -297,8 +307,7 @@ def keep_changed(problems, pages, unchanged):
             continue
         page = by_path.get(path)
         entry = entry_at(page.spans, problem.line) if page else None
-        if (entry is None or problem.check in CATALOG_CHECKS
-                or any(c.new is entry for c in page.changes)):  # fmt: skip
+        if entry is None or problem.check in CATALOG_CHECKS or any(c.new is entry for c in page.changes):
             kept.append(problem)
     return kept
 
@@ -342,9 +351,15 @@ def untranslated_elsewhere(problems, pages, locale_dir):
     for problem in problems:
         lang = by_path.get(_where(problem.path))
         if problem.check == "completeness" and lang is not None and lang not in worked:
-            problem = replace(problem, severity=WARNING, message=problem.message + (
-                f" (this change translates nothing into {lang}: left for its translators;"
-                " main needs it finished, as make check without BASE= requires)"))  # fmt: skip
+            problem = replace(
+                problem,
+                severity=WARNING,
+                message=problem.message
+                + (
+                    f" (this change translates nothing into {lang}: left for its translators;"
+                    " main needs it finished, as make check without BASE= requires)"
+                ),
+            )
         result.append(problem)
     return result
 

@@ -23,8 +23,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from catalogs.report import catalog_languages  # noqa: E402
 from catalogs.po import (  # noqa: E402
-    CatalogError, catalog_language, catalog_text, language_catalogs, messages, parse, text,
-)  # fmt: skip
+    CatalogError,
+    catalog_language,
+    catalog_text,
+    language_catalogs,
+    messages,
+    parse,
+    text,
+)
 from gate.checks.canonical import first_difference  # noqa: E402
 from site_layout import LOCALE  # noqa: E402
 from gate.checks.common import shown  # noqa: E402
@@ -33,10 +39,17 @@ from gate.checks.common import shown  # noqa: E402
 def content(catalog):
     """What a rewrite must keep: every entry's strings, comments, flags and old English."""
     return sorted(
-        (m.id, m.context, repr(m.string), " ".join(m.user_comments).split(),
-         " ".join(m.auto_comments).split(), sorted(m.flags), m.previous_id)
+        (
+            m.id,
+            m.context,
+            repr(m.string),
+            " ".join(m.user_comments).split(),
+            " ".join(m.auto_comments).split(),
+            sorted(m.flags),
+            m.previous_id,
+        )
         for m in messages(catalog, obsolete=True)
-    )  # fmt: skip
+    )
 
 
 def format_catalog(path, check_only=False):
@@ -52,8 +65,9 @@ def format_catalog(path, check_only=False):
         print(f"{shown(path)}:{where[0]}: would change ({where[1]})")
         return "would change"
     if content(parse(canonical, language)) != content(parse(ours, language)):
-        raise CatalogError(1, "the rewrite would lose content (a bug in catalogs.py);"
-                              " the catalog was left as it was")  # fmt: skip
+        raise CatalogError(
+            1, "the rewrite would lose content (a bug in catalogs.py); the catalog was left as it was"
+        )
     path.write_text(canonical, "utf-8")
     print(f"formatted: {shown(path)}")
     return "formatted"
@@ -74,11 +88,16 @@ def main(argv=None):
                 changed += format_catalog(path, args.check) != "unchanged"
             except (CatalogError, UnicodeDecodeError) as err:
                 line = getattr(err, "line", 1)
-                print(f"{shown(path)}:{line}: error: {err}; fix it, then run make format-po"
-                      " again", file=sys.stderr)  # fmt: skip
+                print(
+                    f"{shown(path)}:{line}: error: {err}; fix it, then run make format-po again",
+                    file=sys.stderr,
+                )
                 failed += 1
-    print(f"{changed} catalog(s) {'to format' if args.check else 'formatted'}, {failed} unreadable"
-          f" ({', '.join(langs)})", file=sys.stderr)  # fmt: skip
+    print(
+        f"{changed} catalog(s) {'to format' if args.check else 'formatted'}, {failed} unreadable"
+        f" ({', '.join(langs)})",
+        file=sys.stderr,
+    )
     return 1 if failed or (args.check and changed) else 0
 
 

@@ -15,8 +15,15 @@ from pathlib import Path
 
 from site_layout import LOCALE, ROOT
 from catalogs.po import (
-    Catalog, CatalogError, catalog_text, is_translated, language_catalogs, messages, parse, read,
-)  # fmt: skip
+    Catalog,
+    CatalogError,
+    catalog_text,
+    is_translated,
+    language_catalogs,
+    messages,
+    parse,
+    read,
+)
 from catalogs.repository import ReviewError, git
 
 
@@ -83,8 +90,7 @@ def restore_previous(catalog, before):
     current = {key(m) for m in messages(catalog)}
     for message in messages(catalog):
         same = old.get(message.id, message.context)
-        replaced = [m for m in messages(old) if m.string == message.string
-                    and key(m) not in current]  # fmt: skip
+        replaced = [m for m in messages(old) if m.string == message.string and key(m) not in current]
         origin = same if same is not None else replaced[0] if len(replaced) == 1 else None
         if origin is None:
             continue
@@ -131,8 +137,11 @@ def shared_entries(lang, domain, locale_dir=LOCALE):
     if not domain.startswith("auto_examples/plot_"):
         return {}
     new_name = domain.split("/", 1)[1]
-    others = [po for name, po in language_catalogs(locale_dir, lang).items()
-              if re.fullmatch(r"auto_examples/plot_[^/]*", name) and po.stem != new_name]  # fmt: skip
+    others = [
+        po
+        for name, po in language_catalogs(locale_dir, lang).items()
+        if re.fullmatch(r"auto_examples/plot_[^/]*", name) and po.stem != new_name
+    ]
     if len(others) < 2:
         return {}
     shared = None
@@ -141,10 +150,12 @@ def shared_entries(lang, domain, locale_dir=LOCALE):
             catalog = read(po, lang)
         except CatalogError:
             return {}  # one that cannot be read shares nothing (make check says why)
-        found = {m.id.replace(po.stem, "\0"): m.string.replace(po.stem, "\0")
-                 for m in messages(catalog) if is_translated(m) and po.stem in m.id}  # fmt: skip
-        shared = found if shared is None else {k: v for k, v in shared.items()
-                                               if found.get(k) == v}  # fmt: skip
+        found = {
+            m.id.replace(po.stem, "\0"): m.string.replace(po.stem, "\0")
+            for m in messages(catalog)
+            if is_translated(m) and po.stem in m.id
+        }
+        shared = found if shared is None else {k: v for k, v in shared.items() if found.get(k) == v}
     return {k.replace("\0", new_name): v.replace("\0", new_name) for k, v in shared.items()}
 
 

@@ -49,15 +49,25 @@ def problems(catalog, lines):
         translations = loaded(data)
     except Exception as err:  # gettext raises what its parser raises
         field = "Plural-Forms" if "plural" in str(err).lower() else "Content-Type"
-        return [(header_line(lines, field), f"Python's gettext, which Sphinx reads catalogs with,"
-                 f" cannot load it ({_said(err)}): Sphinx would leave the whole catalog out")]  # fmt: skip
+        return [
+            (
+                header_line(lines, field),
+                f"Python's gettext, which Sphinx reads catalogs with,"
+                f" cannot load it ({_said(err)}): Sphinx would leave the whole catalog out",
+            )
+        ]
     for count in COUNTS:
         try:
             translations.plural(count)
         except Exception as err:
-            return [(header_line(lines, "Plural-Forms"), f"its plural expression fails for"
-                     f" {count} ({_said(err)}): Python's gettext raises it wherever a count"
-                     " is translated")]  # fmt: skip
+            return [
+                (
+                    header_line(lines, "Plural-Forms"),
+                    f"its plural expression fails for"
+                    f" {count} ({_said(err)}): Python's gettext raises it wherever a count"
+                    " is translated",
+                )
+            ]
     found = []
     for message in messages(catalog):
         if message.pluralizable or not is_translated(message):
@@ -67,8 +77,12 @@ def problems(catalog, lines):
         else:
             read_back = translations.gettext(message.id)
         if read_back != message.string:
-            found.append((msgstr_line(lines, message), "Python's gettext reads another"
-                          " translation here than the catalog holds"))  # fmt: skip
+            found.append(
+                (
+                    msgstr_line(lines, message),
+                    "Python's gettext reads another translation here than the catalog holds",
+                )
+            )
     return found
 
 

@@ -84,10 +84,11 @@ def _bad_line(text):
     bad = re.search(r'(?<!\\)(?:\\\\)*+(\\[^\\"\'?abfnrtv0-7x])', body)
     if bad:
         if bad[1] == "\\ ":
-            return ("invalid control sequence '\\ ': inside a .po a backslash is written"
-                    " twice; write the reST escape between markup and Chinese as '\\\\ '")  # fmt: skip
-        return (f"invalid control sequence '{bad[1]}': inside a .po a backslash is written"
-                " twice ('\\\\')")  # fmt: skip
+            return (
+                "invalid control sequence '\\ ': inside a .po a backslash is written"
+                " twice; write the reST escape between markup and Chinese as '\\\\ '"
+            )
+        return f"invalid control sequence '{bad[1]}': inside a .po a backslash is written twice ('\\\\')"
     if re.search(r'\\[^\\"\'?abfnrtv0-7x]', body):
         return "invalid control sequence"
     return "syntax error"
@@ -116,8 +117,7 @@ def line_problems(text):
         keyword = match and match["keyword"]
         part = "msgstr[]" if keyword and keyword.startswith("msgstr[") else keyword
         if not match or (keyword and part not in _PARTS):
-            problems.append((number, _bad_line(stripped) if not match else
-                             _unknown(keyword)))  # fmt: skip
+            problems.append((number, _bad_line(stripped) if not match else _unknown(keyword)))
             state, recovering = None, True  # one mistake, one report
             continue
         string = unescape(match["string"])
@@ -177,7 +177,8 @@ def _previous_ids(message):
     message.user_comments = kept
     if "msgid" in previous:
         message.previous_id = [previous["msgid"]] + (
-            [previous["msgid_plural"]] if "msgid_plural" in previous else [])  # fmt: skip
+            [previous["msgid_plural"]] if "msgid_plural" in previous else []
+        )
 
 
 def catalog_text(path):
@@ -190,8 +191,9 @@ def catalog_text(path):
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
     except OSError as err:
         if Path(path).is_symlink():
-            raise CatalogError(0, "a symbolic link, not a catalog: catalogs are plain files"
-                               " under locale/") from None  # fmt: skip
+            raise CatalogError(
+                0, "a symbolic link, not a catalog: catalogs are plain files under locale/"
+            ) from None
         raise CatalogError(0, f"cannot be opened ({err.strerror})") from None
     with open(descriptor, "rb") as file:
         status = os.fstat(file.fileno())
@@ -260,8 +262,11 @@ def _check_charset(catalog, lines):
         utf8 = False
     if not utf8:
         line = header_line(lines, "Content-Type")
-        raise CatalogError(line, f"the header names the charset {catalog.charset[:40]!r}: a"
-                           " catalog is UTF-8 (write charset=UTF-8)")  # fmt: skip
+        raise CatalogError(
+            line,
+            f"the header names the charset {catalog.charset[:40]!r}: a"
+            " catalog is UTF-8 (write charset=UTF-8)",
+        )
 
 
 def header_line(lines, field):
@@ -386,8 +391,11 @@ def language_catalogs(locale_dir, lang):
     found = []
     for folder, names, files in os.walk(base):  # does not follow linked folders
         names[:] = [name for name in names if plain(name) and not Path(folder, name).is_symlink()]
-        found += [Path(folder, name) for name in files if plain(name) and name.endswith(".po")
-                  and stat.S_ISREG(Path(folder, name).lstat().st_mode)]  # fmt: skip
+        found += [
+            Path(folder, name)
+            for name in files
+            if plain(name) and name.endswith(".po") and stat.S_ISREG(Path(folder, name).lstat().st_mode)
+        ]
     return {p.relative_to(base).with_suffix("").as_posix(): p for p in sorted(found)}
 
 
@@ -421,11 +429,15 @@ def _misplaced(path, name, depth, languages):
     """Why *path* (named *name*, *depth* folders below locale/) does not belong there, or None."""
     mode = path.lstat().st_mode
     if not plain(name):
-        return ("a name with characters other than ASCII letters, digits, '_', '-' and '.'"
-                " (shown escaped): catalogs and folders under locale/ have plain names")  # fmt: skip
+        return (
+            "a name with characters other than ASCII letters, digits, '_', '-' and '.'"
+            " (shown escaped): catalogs and folders under locale/ have plain names"
+        )
     if stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        return ("a symbolic link or special file under locale/: only plain files and folders"
-                " belong there; remove it")  # fmt: skip
+        return (
+            "a symbolic link or special file under locale/: only plain files and folders"
+            " belong there; remove it"
+        )
     folder = stat.S_ISDIR(mode)
     if depth == 0:
         if name == "glossary.csv" and not folder:
@@ -433,14 +445,19 @@ def _misplaced(path, name, depth, languages):
         if name in languages and folder:
             return None
         if folder:
-            return (f"a folder of a language that is no translation of conf/languages.py"
-                    f" ({', '.join(languages)}): gettext would read its catalogs into a build"
-                    " (it looks in zh_CN.gb2312/ and zh/ for zh_CN, in en_US/ for en) that no"
-                    " check reads; remove it")  # fmt: skip
+            return (
+                f"a folder of a language that is no translation of conf/languages.py"
+                f" ({', '.join(languages)}): gettext would read its catalogs into a build"
+                " (it looks in zh_CN.gb2312/ and zh/ for zh_CN, in en_US/ for en) that no"
+                " check reads; remove it"
+            )
         return "not a catalog: locale/ holds glossary.csv and a folder per translation; remove it"
     if depth == 1:
-        return None if name == "LC_MESSAGES" and folder else (
-            "locale/<language>/ holds LC_MESSAGES/ only; remove it")  # fmt: skip
+        return (
+            None
+            if name == "LC_MESSAGES" and folder
+            else ("locale/<language>/ holds LC_MESSAGES/ only; remove it")
+        )
     if folder or name.endswith(".po"):
         return None
     if name.endswith(".mo") and path.with_suffix(".po").is_file():

@@ -75,8 +75,12 @@ def sources_digest(root=ROOT):
     for folder in (root / "docs", root / "examples", root / "conf"):
         for path in sorted(folder.rglob("*")):
             rel = path.relative_to(root).as_posix()
-            if (not path.is_file() or rel.startswith("docs/auto_examples/")
-                    or "__pycache__" in rel or rel.endswith((".mo", ".pyc"))):  # fmt: skip
+            if (
+                not path.is_file()
+                or rel.startswith("docs/auto_examples/")
+                or "__pycache__" in rel
+                or rel.endswith((".mo", ".pyc"))
+            ):
                 continue
             stat = path.stat()
             digest.update(f"{rel}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
@@ -101,8 +105,7 @@ def fresh_templates(pot_dir=POT_DIR, quiet=True, options=(), force=False):
     stamp = Path(pot_dir) / STAMP.name
 
     def current():
-        return stamp.is_file() and stamp.read_text() == sources_digest() and any(
-            Path(pot_dir).rglob("*.pot"))  # fmt: skip
+        return stamp.is_file() and stamp.read_text() == sources_digest() and any(Path(pot_dir).rglob("*.pot"))
 
     if current() and not force:
         return False, ""
@@ -116,9 +119,22 @@ def fresh_templates(pot_dir=POT_DIR, quiet=True, options=(), force=False):
         for old in Path(pot_dir).rglob("*.pot"):
             old.unlink()
         sphinx_options = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
-        cmd = [sys.executable, "-m", "sphinx", "-b", "gettext", "-c", str(CONF), *sphinx_options,
-               *options, *(["-q"] if quiet else []), "-d", str(BUILD / "doctrees" / "gettext"),
-               str(DOCS), str(pot_dir)]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-b",
+            "gettext",
+            "-c",
+            str(CONF),
+            *sphinx_options,
+            *options,
+            *(["-q"] if quiet else []),
+            "-d",
+            str(BUILD / "doctrees" / "gettext"),
+            str(DOCS),
+            str(pot_dir),
+        ]
         result = subprocess.run(cmd, cwd=ROOT, capture_output=quiet, text=True)
         said = (result.stdout or "") + (result.stderr or "")
         if result.returncode != 0:
@@ -189,10 +205,15 @@ def language_counts(lang, locale_dir=LOCALE, pot_dir=POT_DIR):
     Without templates (none extracted), the catalogs as they stand.
     """
     catalogs = language_catalogs(locale_dir, lang)
-    pots = {p.relative_to(pot_dir).with_suffix("").as_posix(): p
-            for p in sorted(Path(pot_dir).rglob("*.pot"))} if pot_dir and Path(pot_dir).is_dir() else {}  # fmt: skip
+    pots = (
+        {p.relative_to(pot_dir).with_suffix("").as_posix(): p for p in sorted(Path(pot_dir).rglob("*.pot"))}
+        if pot_dir and Path(pot_dir).is_dir()
+        else {}
+    )
     base = Path(locale_dir) / lang / "LC_MESSAGES"
     if not pots:
         return {domain: page_counts(path, None, lang) for domain, path in catalogs.items()}
-    return {domain: page_counts(catalogs.get(domain, base / f"{domain}.po"), pot, lang)
-            for domain, pot in sorted(pots.items())}  # fmt: skip
+    return {
+        domain: page_counts(catalogs.get(domain, base / f"{domain}.po"), pot, lang)
+        for domain, pot in sorted(pots.items())
+    }

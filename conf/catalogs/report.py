@@ -24,8 +24,13 @@ from languages import select  # noqa: E402
 from site_layout import LOCALE  # noqa: E402
 from catalogs.diff import changed_parts  # noqa: E402
 from catalogs.po import (  # noqa: E402
-    catalog_text, is_translated, language_catalogs, messages, msgstr_line, read,
-)  # fmt: skip
+    catalog_text,
+    is_translated,
+    language_catalogs,
+    messages,
+    msgstr_line,
+    read,
+)
 from catalogs.progress import (
     POT_DIR,
     Counts,
@@ -48,8 +53,9 @@ def stat(locale_dir, langs, pot_dir=None):
         except ExtractionError as err:
             print(f"{err}\nerror: extracting the English failed (above)", file=sys.stderr)
             return 1
-    found = {lang: language_counts(lang, locale_dir, pot_dir or locale_dir / ".no-templates")
-             for lang in langs}  # fmt: skip
+    found = {
+        lang: language_counts(lang, locale_dir, pot_dir or locale_dir / ".no-templates") for lang in langs
+    }
     names = [name for pages in found.values() for name in pages]
     width = max([len("page"), *map(len, names)])  # long page names stay aligned
     row = "  {:<%d} {:>10} {:>8} {:>12} {:>5}" % width
@@ -59,14 +65,18 @@ def stat(locale_dir, langs, pot_dir=None):
         total = Counts()
         for name, counts in pages.items():
             total.add(counts)
-            print(row.format(name, counts.translated, counts.outdated, counts.untranslated,
-                             f"{counts.percent}%"))  # fmt: skip
-        print(row.format("total", total.translated, total.outdated, total.untranslated,
-                         f"{total.percent}%"))  # fmt: skip
+            print(
+                row.format(
+                    name, counts.translated, counts.outdated, counts.untranslated, f"{counts.percent}%"
+                )
+            )
+        print(row.format("total", total.translated, total.outdated, total.untranslated, f"{total.percent}%"))
         print()
     if pot_dir is not None:
-        print("Counted against the current English: an entry whose English changed since"
-              " `make update-po` is outdated, a page without a catalog untranslated.")  # fmt: skip
+        print(
+            "Counted against the current English: an entry whose English changed since"
+            " `make update-po` is outdated, a page without a catalog untranslated."
+        )
     return 0
 
 
@@ -75,8 +85,11 @@ def word_diff(old, new, color=False, context=6):
 
     Unchanged runs longer than 2 * *context* words are shortened to "…".
     """
-    marks = {"removed": ("\033[31m[-", "-]\033[0m"), "added": ("\033[32m{+", "+}\033[0m")} if (
-        color) else {"removed": ("[-", "-]"), "added": ("{+", "+}")}  # fmt: skip
+    marks = (
+        {"removed": ("\033[31m[-", "-]\033[0m"), "added": ("\033[32m{+", "+}\033[0m")}
+        if (color)
+        else {"removed": ("[-", "-]"), "added": ("{+", "+}")}
+    )
     changes = changed_parts(old.split(), new.split())
     words = []
     for index, (kind, tokens) in enumerate(changes):
@@ -140,9 +153,13 @@ def main(argv=None):
     parser.add_argument("report", choices=["stat", "review"])
     parser.add_argument("languages", nargs="*", metavar="LANG")
     parser.add_argument("--locale-dir", type=Path, default=LOCALE)
-    parser.add_argument("--pot-dir", type=Path, help="extract the current English here and count"
-                        " against it (default: _build/gettext for locale/; none for another"
-                        " --locale-dir)")  # fmt: skip
+    parser.add_argument(
+        "--pot-dir",
+        type=Path,
+        help="extract the current English here and count"
+        " against it (default: _build/gettext for locale/; none for another"
+        " --locale-dir)",
+    )
     args = parser.parse_args(argv)
     langs = catalog_languages(parser, args.languages, args.locale_dir)
     if args.report == "review":

@@ -59,9 +59,11 @@ def source_changes(commit, root=ROOT, folders=FOLDERS):
             changes.append(SourceChange(path, "added", [("new link or special file", [])]))
             continue
         text = file.read_text("utf-8", errors="replace")
-        changes.append(SourceChange(path, "added", [("new file", [f"{{+{line}+}}" if line
-                                                                   else "" for line in
-                                                                   text.split("\n")])]))  # fmt: skip
+        changes.append(
+            SourceChange(
+                path, "added", [("new file", [f"{{+{line}+}}" if line else "" for line in text.split("\n")])]
+            )
+        )
     for change in changes:
         if change.path.startswith("examples/plot_") and change.status != "deleted":
             change.outputs = outputs(Path(change.path).stem)
@@ -71,22 +73,35 @@ def source_changes(commit, root=ROOT, folders=FOLDERS):
 
 def locale_changes(commit, root=ROOT):
     """The SourceChanges under locale/ but the translations' catalogs: the glossary and the rest."""
-    return [change for change in source_changes(commit, root, ("locale",))
-            if not is_catalog(change.path)]  # fmt: skip
+    return [change for change in source_changes(commit, root, ("locale",)) if not is_catalog(change.path)]
 
 
 def is_catalog(path):
     """True if *path* (from the checkout's root) names a translation's catalog: shown entry by entry."""
     parts = path.split("/")
-    return (len(parts) > 3 and parts[0] == "locale" and parts[1] in TRANSLATIONS
-            and parts[2] == "LC_MESSAGES" and parts[-1].endswith(".po")
-            and all(plain(part) for part in parts))  # fmt: skip
+    return (
+        len(parts) > 3
+        and parts[0] == "locale"
+        and parts[1] in TRANSLATIONS
+        and parts[2] == "LC_MESSAGES"
+        and parts[-1].endswith(".po")
+        and all(plain(part) for part in parts)
+    )
 
 
 def _hunks(commit, path, root):
     """The word-diff hunks of *path* since *commit*: [(the @@ header, [lines])]."""
-    text = git("--literal-pathspecs", "diff", "--no-color", "--word-diff=plain",
-               "--word-diff-regex=[^[:space:]]+", commit, "--", path, cwd=root)  # fmt: skip
+    text = git(
+        "--literal-pathspecs",
+        "diff",
+        "--no-color",
+        "--word-diff=plain",
+        "--word-diff-regex=[^[:space:]]+",
+        commit,
+        "--",
+        path,
+        cwd=root,
+    )
     hunks = []
     for line in text.split("\n"):
         if line.startswith("@@"):
@@ -101,8 +116,11 @@ def outputs(name, gallery=GALLERY):
     page = Path(gallery) / f"{name}.rst"
     if not page.is_file():
         return None
-    blocks = re.findall(r"\.\. rst-class:: sphx-glr-script-out\n\n \.\. code-block:: none\n\n"
-                        r"((?:    .*\n|\n)+)", page.read_text("utf-8"))  # fmt: skip
+    blocks = re.findall(
+        r"\.\. rst-class:: sphx-glr-script-out\n\n \.\. code-block:: none\n\n"
+        r"((?:    .*\n|\n)+)",
+        page.read_text("utf-8"),
+    )
     return ["\n".join(line[4:] for line in block.rstrip().split("\n")) for block in blocks]
 
 
@@ -137,8 +155,7 @@ def word_diff_html(line):
         removed, added = match.group(1), match.group(2)
         kind, text = ("del", removed) if removed is not None else ("ins", added)
         label = "removed" if kind == "del" else "added"
-        out.append(f'<{kind}><span class="visually-hidden">{label}: </span>'
-                   f"{html.escape(text)}</{kind}>")  # fmt: skip
+        out.append(f'<{kind}><span class="visually-hidden">{label}: </span>{html.escape(text)}</{kind}>')
         at = match.end()
     out.append(html.escape(line[at:]))
     return "".join(out)
@@ -147,8 +164,10 @@ def word_diff_html(line):
 def render(changes, locale=()):
     """The review page's section on the English sources, and on the other files under locale/."""
     if not changes:
-        out = ['<section aria-labelledby="sources"><h2 id="sources">English sources</h2>'
-               "<p>No change to docs/ or examples/.</p>"]  # fmt: skip
+        out = [
+            '<section aria-labelledby="sources"><h2 id="sources">English sources</h2>'
+            "<p>No change to docs/ or examples/.</p>"
+        ]
     else:
         out = [
             '<section aria-labelledby="sources"><h2 id="sources">English sources</h2>',
@@ -158,11 +177,14 @@ def render(changes, locale=()):
         out += _rendered(changes)
     out.append("</section>")
     if locale:
-        out += ['<section aria-labelledby="locale-files"><h2 id="locale-files">Other files under'
-                " locale/</h2><p>Files under locale/ that are not a translation's catalog: the"
-                " glossary (whose words the interface strings may add once it is merged), and"
-                " anything else, which the checks and the build refuse.</p>",
-                *_rendered(locale), "</section>"]  # fmt: skip
+        out += [
+            '<section aria-labelledby="locale-files"><h2 id="locale-files">Other files under'
+            " locale/</h2><p>Files under locale/ that are not a translation's catalog: the"
+            " glossary (whose words the interface strings may add once it is merged), and"
+            " anything else, which the checks and the build refuse.</p>",
+            *_rendered(locale),
+            "</section>",
+        ]
     return "".join(out)
 
 
@@ -170,18 +192,25 @@ def _rendered(changes):
     """Each change as a section: its path (escaped), its hunks, a tutorial's output."""
     out = []
     for change in changes:
-        out.append(f'<section class="source"><h3><code>{html.escape(printable(change.path))}</code> '
-                   f'<span class="badge state-{"new" if change.status == "added" else "changed"}">'
-                   f"{change.status}</span></h3>")  # fmt: skip
+        out.append(
+            f'<section class="source"><h3><code>{html.escape(printable(change.path))}</code> '
+            f'<span class="badge state-{"new" if change.status == "added" else "changed"}">'
+            f"{change.status}</span></h3>"
+        )
         for header, lines in change.hunks:
             body = "\n".join(word_diff_html(line) for line in lines).strip("\n")
             out.append(f'<p class="where">{html.escape(header)}</p><pre class="diff">{body}</pre>')
         if change.outputs is not None:
-            when = ("" if change.current else " <strong>before its last edit: run make html"
-                    " for the output of this version</strong>")  # fmt: skip
-            out.append(f"<p>What it printed when it was last executed{when} ({len(change.outputs)}"
-                       " output blocks, from the gallery's page; the base's output is"
-                       " not kept: compare with the published site):</p>")  # fmt: skip
+            when = (
+                ""
+                if change.current
+                else " <strong>before its last edit: run make html for the output of this version</strong>"
+            )
+            out.append(
+                f"<p>What it printed when it was last executed{when} ({len(change.outputs)}"
+                " output blocks, from the gallery's page; the base's output is"
+                " not kept: compare with the published site):</p>"
+            )
             out += [f'<pre class="output">{html.escape(block)}</pre>' for block in change.outputs]
         elif change.path.startswith("examples/plot_") and change.status != "deleted":
             out.append("<p><em>Not executed yet: run make html to see its output.</em></p>")

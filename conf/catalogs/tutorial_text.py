@@ -60,8 +60,11 @@ def _is_docstring(tokens, i):
 def code_tokens(code):
     """The tokens of *code* that make it the program it is: not comments, docstrings or layout."""
     tokens = _tokens(code)
-    return tuple((t.type, t.string) for i, t in enumerate(tokens) if t.type not in _LAYOUT
-                 and not (t.type == tokenize.STRING and _is_docstring(tokens, i)))  # fmt: skip
+    return tuple(
+        (t.type, t.string)
+        for i, t in enumerate(tokens)
+        if t.type not in _LAYOUT and not (t.type == tokenize.STRING and _is_docstring(tokens, i))
+    )
 
 
 @functools.lru_cache(maxsize=1024)
@@ -198,8 +201,12 @@ def _pieces(text):
             word += atom
     joined = []
     for piece in [p for p in [*pieces, word] if p]:
-        if joined and (piece[0] in _NO_LINE_START or piece[0] in "\\-+#=|>."
-                       or joined[-1][-1] in _NO_LINE_END or joined[-1].endswith("\\ ")):  # fmt: skip
+        if joined and (
+            piece[0] in _NO_LINE_START
+            or piece[0] in "\\-+#=|>."
+            or joined[-1][-1] in _NO_LINE_END
+            or joined[-1].endswith("\\ ")
+        ):
             joined[-1] += piece
         else:
             joined.append(piece)
@@ -250,12 +257,14 @@ def _rendered(kind, translations, span, code):
         line = code.splitlines()[span[0] - 1]
         literal = line[span[1] :]
         quote = literal.lstrip("rbuRBU")[:3]
-        prefix = raw_prefix(literal[: len(literal) - len(literal.lstrip("rbuRBU"))],
-                             "".join(translations))  # fmt: skip
+        prefix = raw_prefix(literal[: len(literal) - len(literal.lstrip("rbuRBU"))], "".join(translations))
         one_line = f"{prefix}{quote}{translations[0]}{quote}"
         # A docstring the English writes on one line stays on one, if it fits where the English does.
-        if (span[0] == span[2] and len(translations) == 1
-                and _width(indent + one_line) <= max(79, _width(line))):  # fmt: skip
+        if (
+            span[0] == span[2]
+            and len(translations) == 1
+            and _width(indent + one_line) <= max(79, _width(line))
+        ):
             return one_line
         paragraphs = [_wrap(text, width - 4) for text in translations]
         if len(paragraphs) == 1 and len(paragraphs[0]) == 1:

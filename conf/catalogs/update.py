@@ -52,8 +52,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages
 from languages import select  # noqa: E402
 from site_layout import LOCALE, ROOT  # noqa: E402
 from catalogs.po import (  # noqa: E402
-    CatalogError, catalog_text, is_translated, language_catalogs, messages, read, text, write,
-)  # fmt: skip
+    CatalogError,
+    catalog_text,
+    is_translated,
+    language_catalogs,
+    messages,
+    read,
+    text,
+    write,
+)
 from catalogs.merge import merged  # noqa: E402
 from catalogs.progress import ExtractionError, fresh_templates  # noqa: E402
 
@@ -81,13 +88,15 @@ def extract(pot_dir, quiet=True, force=False):
     try:
         ran, said = fresh_templates(pot_dir, quiet=quiet, force=force)
     except ExtractionError as err:
-        print(f"{err}\nerror: extracting the English failed (above); no catalog was changed",
-              file=sys.stderr)  # fmt: skip
+        print(f"{err}\nerror: extracting the English failed (above); no catalog was changed", file=sys.stderr)
         return False
     if said.strip():
         print(said.rstrip(), file=sys.stderr)
-    print(f"extracted the English into {os.path.relpath(pot_dir)} in {time.monotonic() - start:.0f} s"
-          if ran else "the English is unchanged since the last extraction")  # fmt: skip
+    print(
+        f"extracted the English into {os.path.relpath(pot_dir)} in {time.monotonic() - start:.0f} s"
+        if ran
+        else "the English is unchanged since the last extraction"
+    )
     return True
 
 
@@ -109,9 +118,15 @@ def update(pot_dir, langs):
             counts[result] += 1
             if result == "created":
                 done = sum(1 for m in messages(read(po, lang)) if is_translated(m))
-                print(f"created: {po.relative_to(ROOT)}"
-                      + (f" ({done} entries every tutorial shares filled in from the"
-                         " other tutorials' catalogs)" if done else ""))  # fmt: skip
+                print(
+                    f"created: {po.relative_to(ROOT)}"
+                    + (
+                        f" ({done} entries every tutorial shares filled in from the"
+                        " other tutorials' catalogs)"
+                        if done
+                        else ""
+                    )
+                )
             elif result != "unchanged":
                 print(f"{result}: {po.relative_to(ROOT)}")
         print(f"{lang}: " + ", ".join(f"{n} {what}" for what, n in counts.items()))

@@ -96,8 +96,10 @@ class KeepEnglish(SphinxTransform):
         fuzzy = {msg for msg, state in counts.states.items() if state == "outdated"}
         messages = list(extract_messages(self.document))
         self.document[STATE] = {
-            "total": counts.total, "fuzzy": counts.outdated, "missing": counts.untranslated,
-        }  # fmt: skip
+            "total": counts.total,
+            "fuzzy": counts.outdated,
+            "missing": counts.untranslated,
+        }
         if is_offline(self.env):
             return  # a PDF or EPUB has no toggle to hide the copies behind
         for node, msg in messages:

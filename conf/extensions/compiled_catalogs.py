@@ -57,8 +57,15 @@ from site_layout import GLOSSARY, POT_DIR, ROOT, write_if_changed
 from catalogs import mo_files
 from catalogs.diff import glossary_at, resolve_base
 from catalogs.po import (
-    CatalogError, catalog_text, language_catalogs, messages, misplaced, msgstr_line, printable, read,
-)  # fmt: skip
+    CatalogError,
+    catalog_text,
+    language_catalogs,
+    messages,
+    misplaced,
+    msgstr_line,
+    printable,
+    read,
+)
 from gate.checks.interface import INTERFACE, extracted
 from gate.checks.terminology import load_glossary
 from catalogs.repository import ReviewError
@@ -84,8 +91,10 @@ def refusal(po, message, language, interface_strings, glossary=()):
     """Why *message* of catalog *po* must not reach Sphinx, or None (*glossary*: its rows whose
     words an interface string may add)."""
     if message.pluralizable:
-        return ("an entry with a plural form (msgid_plural); the English has no plural"
-                " messages, so it was left out")  # fmt: skip
+        return (
+            "an entry with a plural form (msgid_plural); the English has no plural"
+            " messages, so it was left out"
+        )
     if not message.string or "fuzzy" in message.flags:
         return None  # Sphinx leaves it out; the English is shown
     long = too_long(message.id, message.string)
@@ -101,8 +110,11 @@ def refusal(po, message, language, interface_strings, glossary=()):
         return "; ".join(reasons) + "; it was left out" if reasons else None
     hidden = added_controls(message.id, message.string)
     if hidden:
-        return ("it holds invisible or direction-changing characters: "
-                + ", ".join(controls("".join(hidden))) + "; it was left out")  # fmt: skip
+        return (
+            "it holds invisible or direction-changing characters: "
+            + ", ".join(controls("".join(hidden)))
+            + "; it was left out"
+        )
     return None
 
 
@@ -122,8 +134,9 @@ def compiled(po, language, interface_strings=None, glossary=()):
             catalog.delete(message.id, context=message.context)
     unloadable = mo_files.problems(catalog, lines)
     if unloadable:
-        return EMPTY, problems + [(f"{po}:{line}", f"{why}; no entry of it was used")
-                                  for line, why in unloadable]  # fmt: skip
+        return EMPTY, problems + [
+            (f"{po}:{line}", f"{why}; no entry of it was used") for line, why in unloadable
+        ]
     return mo_files.mo(catalog), problems
 
 
@@ -163,8 +176,13 @@ def compile_catalogs(locale_dir, out_dir, languages=TRANSLATIONS, pot_dir=None):
     for mo, (lang, domain, po) in written.items():
         reached = gettext.find(domain, str(out_dir), [lang], all=True)
         if reached != [str(mo)]:
-            found[lang].append((f"{po}:1", f"gettext finds {len(reached)} catalogs of this page"
-                                " for the language, not only its own; none of it was used"))  # fmt: skip
+            found[lang].append(
+                (
+                    f"{po}:1",
+                    f"gettext finds {len(reached)} catalogs of this page"
+                    " for the language, not only its own; none of it was used",
+                )
+            )
             write_if_changed(mo, EMPTY)
     PROBLEMS[str(locale_dir.resolve())] = found
     return found

@@ -39,8 +39,12 @@ COPY = "bilingual-en"  # bilingual.py's hidden English copies
 # Sphinx-Gallery's files for what this site does not use (tags, Binder, pandas
 # tables, rendered HTML output: capture_repr is empty): 10 kB off every page's
 # first load.
-UNUSED_ASSETS = {"sg-tags.js", "sg_gallery-binder.css", "sg_gallery-dataframe.css",
-                 "sg_gallery-rendered-html.css"}  # fmt: skip
+UNUSED_ASSETS = {
+    "sg-tags.js",
+    "sg_gallery-binder.css",
+    "sg_gallery-dataframe.css",
+    "sg_gallery-rendered-html.css",
+}
 
 
 def _text(node):
@@ -107,7 +111,7 @@ class TranslateCards(SphinxPostTransform):
             title_div = xref and xref.next_node(
                 lambda n: isinstance(n, nodes.raw) and "thumbnail-title" in n.astext(),
                 ascend=True,
-            )  # fmt: skip
+            )
             docname = xref and xref["reftarget"].lstrip("/")
             if not docname or docname not in self.env.all_docs or title_div is None:
                 continue

@@ -60,8 +60,13 @@ from site_layout import machinery_version, write_if_changed
 from gate.checks.parsing import rst_document
 from gate.checks.safety import notebook_additions
 from catalogs.tutorial_text import (
-    code_tokens, localized_code, localized_prose, raw_prefix, same_tokens, texts,
-)  # fmt: skip
+    code_tokens,
+    localized_code,
+    localized_prose,
+    raw_prefix,
+    same_tokens,
+    texts,
+)
 
 # -- Figures ---------------------------------------------------------------------------
 
@@ -125,8 +130,12 @@ def figure_texts(figure):
 def _drawn_texts(figure):
     from matplotlib.text import Text  # the figure exists: matplotlib is importable
 
-    ticks = [label for ax in figure.axes for axis in (ax.xaxis, ax.yaxis)
-             for label in axis.get_ticklabels(which="both")]  # fmt: skip
+    ticks = [
+        label
+        for ax in figure.axes
+        for axis in (ax.xaxis, ax.yaxis)
+        for label in axis.get_ticklabels(which="both")
+    ]
     return [artist.get_text() for artist in [*figure.findobj(Text), *ticks]]
 
 
@@ -363,8 +372,10 @@ def _note_refusals(app, docname, refused, found):
     for text in refused:
         if isinstance(text, str):
             where = catalog_entry(app.srcdir, app.config, domain, text)
-            why = ("it changes the code, not only the words of a comment, docstring or text cell"
-                   " (a line break in a comment, a quote that ends a docstring); the English is kept")  # fmt: skip
+            why = (
+                "it changes the code, not only the words of a comment, docstring or text cell"
+                " (a line break in a comment, a quote that ends a docstring); the English is kept"
+            )
         else:
             added, why = text
             where = catalog_entry(app.srcdir, app.config, domain, None, holding=added)
@@ -484,8 +495,7 @@ def localized_script(path, translate, parse, wrap=True):
                 def same(body, match=match, english=english):
                     return same_tokens(match[1] + body + match[3] + chunk[match.end() :], english)
 
-                body, rejected = localized_prose(match[2], translate, parse, same,
-                                                 width=79 if wrap else None)  # fmt: skip
+                body, rejected = localized_prose(match[2], translate, parse, same, width=79 if wrap else None)
                 refused += rejected
                 opening = re.sub(r'[rRuU]?(?=""")', lambda m: raw_prefix(m[0], body), match[1])
                 chunk = opening + body + match[3] + chunk[match.end() :]
@@ -544,8 +554,9 @@ def localized_downloads(example, translate, parse, gallery_conf):
 def notebook_refusals(english, notebook):
     """Give back its English to each Markdown cell of *notebook* that adds a link, an image or
     HTML to its English cell (checks/safety.notebook_additions); return ``[[what, why]]``."""
-    cells = [[cell for cell in book["cells"] if cell["cell_type"] == "markdown"]
-             for book in (english, notebook)]  # fmt: skip
+    cells = [
+        [cell for cell in book["cells"] if cell["cell_type"] == "markdown"] for book in (english, notebook)
+    ]
     refused = []
     for ours, theirs in zip(*cells, strict=True):  # the same script's cells
         added = notebook_additions("".join(ours["source"]), "".join(theirs["source"]))
@@ -561,11 +572,15 @@ def _notebook(path, gallery_conf, folder=None):
     Its blocks are cleaned as Sphinx-Gallery's ``_clean_script_blocks`` does
     (blocks to ignore, its configuration comments, a last empty block).
     """
-    blocks = [parser.Block(label, parser.remove_ignore_blocks(content), line)
-              for label, content, line in parser.split_code_and_text_blocks(str(path))[1]]  # fmt: skip
+    blocks = [
+        parser.Block(label, parser.remove_ignore_blocks(content), line)
+        for label, content, line in parser.split_code_and_text_blocks(str(path))[1]
+    ]
     if gallery_conf.get("remove_config_comments"):
-        blocks = [parser.Block(label, parser.remove_config_comments(content), line)
-                  for label, content, line in blocks]  # fmt: skip
+        blocks = [
+            parser.Block(label, parser.remove_config_comments(content), line)
+            for label, content, line in blocks
+        ]
     if blocks[-1].content.isspace():
         blocks = blocks[:-1]
     return jupyter_notebook(blocks, gallery_conf, folder or os.path.dirname(path))

@@ -38,5 +38,9 @@ def rewrite_all_if_changed(app, env):
 def setup(app):
     app.connect("env-before-read-docs", remember)
     app.connect("env-get-updated", rewrite_all_if_changed)
-    return {"version": "1", "env_version": machinery_version(), "parallel_read_safe": True,
-            "parallel_write_safe": True}  # fmt: skip
+    return {
+        "version": "1",
+        "env_version": machinery_version(),
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+    }

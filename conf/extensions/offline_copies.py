@@ -139,10 +139,14 @@ def add_download_links(app, pagename, templatename, context, doctree):
     up = "../" * (pagename.count("/") + 2)  # _build/html/<lang>/<page>.html -> _build/
     context["offline_downloads"] = [
         # Where Read the Docs serves a version's downloads, or the local build's file.
-        (fmt.upper(), f"/_/downloads/{lang.rtd}/{version}/{fmt}/" if version
-         else f"{up}{fmt}/{lang.sphinx}/{stem}.{fmt}")
+        (
+            fmt.upper(),
+            f"/_/downloads/{lang.rtd}/{version}/{fmt}/"
+            if version
+            else f"{up}{fmt}/{lang.sphinx}/{stem}.{fmt}",
+        )
         for fmt in ("pdf", "epub")
-    ]  # fmt: skip
+    ]
 
 
 def setup(app):

@@ -21,8 +21,10 @@ FAILED = "The last rebuild failed, so this page is from the last good build."
 REASON = "What make html would refuse, as it reports it:"
 FIX = "Fix it and save: the page reloads itself after the next good rebuild."
 STRINGS = (FAILED, REASON, FIX)
-STYLE = ("position:fixed;bottom:0;left:0;right:0;max-height:40vh;overflow:auto;margin:0;"
-         "padding:.5em 1em;background:#b00020;color:#fff;z-index:1000;font:15px/1.4 sans-serif")  # fmt: skip
+STYLE = (
+    "position:fixed;bottom:0;left:0;right:0;max-height:40vh;overflow:auto;margin:0;"
+    "padding:.5em 1em;background:#b00020;color:#fff;z-index:1000;font:15px/1.4 sans-serif"
+)
 
 
 def translations(locale_dir, lang):

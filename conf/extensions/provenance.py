@@ -66,10 +66,15 @@ def _git_commit():
     if os.environ.get("DP_SOURCE_COMMIT"):
         return os.environ["DP_SOURCE_COMMIT"]  # set by make outputs for its scratch copy
     try:
-        head = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=ROOT,
-                              capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "examples", "conf"],
-                               cwd=ROOT, capture_output=True, text=True).stdout.strip()  # fmt: skip
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=7", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "examples", "conf"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("+changes" if dirty else "")
@@ -107,8 +112,10 @@ def execution_facts():
         try:
             facts["driver"] = subprocess.run(
                 ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                capture_output=True, text=True, check=True,
-            ).stdout.split()[0]  # fmt: skip
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.split()[0]
         except (OSError, subprocess.CalledProcessError, IndexError):
             pass
     return facts

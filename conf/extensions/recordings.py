@@ -100,8 +100,10 @@ def changed_since_recorded(fmt, check, source, kept):
         return None
     where = f"conf/recordings/sources/{check}.txt"
     if kept is None or not kept.is_file() or kept.is_symlink():
-        return ("its source changed since it was recorded, and the file it recorded is not kept"
-                f" in {where} to compare their code")  # fmt: skip
+        return (
+            "its source changed since it was recorded, and the file it recorded is not kept"
+            f" in {where} to compare their code"
+        )
     if kept.stat().st_size > MAX_FILE or get_md5sum(kept, mode="t") != check:
         return f"{where} is not the file it recorded (another checksum)"
     if code_digest(kept) != code_digest(source):
@@ -180,8 +182,10 @@ def _checked(name, example, fmt):
         raise RecordingRefused(f"{name}: its cells are not text within {MAX_CELL} characters")
     hidden = [c for cell in cells if cell for c in controls(cell)]
     if hidden:
-        raise RecordingRefused(f"{name}: its cells hold invisible or direction-changing"
-                               f" characters ({', '.join(dict.fromkeys(hidden))[:80]})")  # fmt: skip
+        raise RecordingRefused(
+            f"{name}: its cells hold invisible or direction-changing"
+            f" characters ({', '.join(dict.fromkeys(hidden))[:80]})"
+        )
     kept = {}
     for key, value in facts.items():
         values = value if key == "gpus" and isinstance(value, list) else [value]
@@ -230,8 +234,10 @@ def choose(paths, examples_dir, keys=None, labels=None):
             chosen[name] = (cells, facts)
             gpus = facts.get("gpus") or []
             where = f"{len(gpus)} × {gpus[0]}" if gpus else "no GPU"
-            report.append(f"{name}: recorded output used ({label}; commit "
-                          f"{facts.get('commit', '?')}, {facts.get('date', '?')}, {where})")  # fmt: skip
+            report.append(
+                f"{name}: recorded output used ({label}; commit "
+                f"{facts.get('commit', '?')}, {facts.get('date', '?')}, {where})"
+            )
     return chosen, report
 
 
@@ -290,8 +296,9 @@ def use_or_record(app, doctree):
         return
     recorded, _ = app.dp_recorded[source.name]
     if len(recorded) != len(cells):
-        logger.info(f"recording not used for {source.name}: {len(recorded)} cells recorded, "
-                    f"{len(cells)} on this page")  # fmt: skip
+        logger.info(
+            f"recording not used for {source.name}: {len(recorded)} cells recorded, {len(cells)} on this page"
+        )
         del app.dp_recorded[source.name]
         return
     for (code, output), text in zip(cells, recorded, strict=True):

@@ -55,9 +55,15 @@ def sentence(template, **values):
 def _link(docname, refdoc):
     """A link to *docname* showing its title."""
     return addnodes.pending_xref(
-        "", nodes.inline(text=docname), refdomain="std", reftype="doc",
-        reftarget="/" + docname, refdoc=refdoc, refexplicit=False, refwarn=True,
-    )  # fmt: skip
+        "",
+        nodes.inline(text=docname),
+        refdomain="std",
+        reftype="doc",
+        reftarget="/" + docname,
+        refdoc=refdoc,
+        refexplicit=False,
+        refwarn=True,
+    )
 
 
 class TranslationNotice(SphinxTransform):

@@ -93,8 +93,11 @@ def catalog_entry(srcdir, config, domain, msgid, holding=None):
             catalog = read(po)
         except CatalogError:  # not a catalog; compiled_catalogs.py reported it
             continue
-        found = [catalog.get(msgid)] if holding is None else [
-            m for m in messages(catalog) if isinstance(m.string, str) and holding in m.string]  # fmt: skip
+        found = (
+            [catalog.get(msgid)]
+            if holding is None
+            else [m for m in messages(catalog) if isinstance(m.string, str) and holding in m.string]
+        )
         for message in found:
             if message is not None and is_translated(message):
                 lines = catalog_text(po).split("\n")
@@ -198,8 +201,9 @@ def refusals(node, msg, msgstr, english):
     # An image or empty literal block parsed for a paragraph leaves it empty.
     emptied = not node.children and not isinstance(node, nodes.image)
     used = shown(node) and not emptied and not any(n.get("refused") for n in node.findall(nodes.inline))
-    judged = only_words.refusals(msg, msgstr, english, node if used else None,
-                                 literal=isinstance(node, LITERAL_TYPE_NODES))  # fmt: skip
+    judged = only_words.refusals(
+        msg, msgstr, english, node if used else None, literal=isinstance(node, LITERAL_TYPE_NODES)
+    )
     return [f"{why} ({url})" if url else why for why, url in judged]
 
 
@@ -254,9 +258,10 @@ def escape_templates(app):
 
     environment.install_gettext_callables(
         gettext=lambda english: shown_translation(english, gettext(english), refused),
-        ngettext=lambda one, many, n: shown_translation(one if n == 1 else many,
-                                                        ngettext(one, many, n), refused),
-    )  # fmt: skip
+        ngettext=lambda one, many, n: shown_translation(
+            one if n == 1 else many, ngettext(one, many, n), refused
+        ),
+    )
     # Where a string lands outside HTML: {{ _("Out:")|css_string }}, {{ _("Copied")|text }}.
     environment.filters["text"] = lambda value: value.unescape() if isinstance(value, Markup) else value
     environment.filters["css_string"] = css_string
@@ -280,8 +285,10 @@ def report(app, env):
         for location, reason in refused:
             logger.error(
                 "translation refused: %s. Markup, links and directives come from the "
-                "English; translate only its words.", reason, location=location,
-            )  # fmt: skip
+                "English; translate only its words.",
+                reason,
+                location=location,
+            )
 
 
 def fail_if_refused(app, exception):

@@ -40,9 +40,14 @@ class TranslationStatus(SphinxDirective):
         if page not in self.env.found_docs:
             return self.cell(page)
         link = addnodes.pending_xref(
-            "", nodes.inline(text=page), refdomain="std", reftype="doc",
-            reftarget="/" + page, refdoc=self.env.docname, refexplicit=False,
-        )  # fmt: skip
+            "",
+            nodes.inline(text=page),
+            refdomain="std",
+            reftype="doc",
+            reftarget="/" + page,
+            refdoc=self.env.docname,
+            refexplicit=False,
+        )
         return nodes.entry("", nodes.paragraph("", "", link))
 
     def run(self):
@@ -60,8 +65,9 @@ class TranslationStatus(SphinxDirective):
             group += nodes.thead("", self.row(COLUMNS, translatable=True))
             body = nodes.tbody()
             for page, counts in language_counts(lang.sphinx, locale_dir, pot_dir).items():
-                row = self.row([f"{counts.percent}%", counts.translated,
-                                counts.outdated, counts.untranslated])  # fmt: skip
+                row = self.row(
+                    [f"{counts.percent}%", counts.translated, counts.outdated, counts.untranslated]
+                )
                 row.insert(0, self.page_cell(page))
                 body += row
             group += body

@@ -57,8 +57,9 @@ def in_pdf(char):
 def glyphless(english, translation):
     """Why *translation* of *english* cannot be in the PDF, or None: the characters it adds
     that no font of the PDF has (invisible ones are words.controls' to name)."""
-    missing = [c for c in dict.fromkeys(translation)
-               if c not in english and not in_pdf(c) and not controls(c)]  # fmt: skip
+    missing = [
+        c for c in dict.fromkeys(translation) if c not in english and not in_pdf(c) and not controls(c)
+    ]
     if not missing:
         return None
     named = ", ".join(f"{c} U+{ord(c):04X} ({unicodedata.name(c, 'unnamed')})" for c in missing[:5])

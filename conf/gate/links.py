@@ -117,5 +117,9 @@ def _same_site(host, english):
         return True
     label, _, rest = bare.partition(".")
     english_label, _, english_rest = english.partition(".")
-    return (_is_language(label) and rest == english_rest and "." in rest
-            and (english_label == "www" or _is_language(english_label)))  # fmt: skip
+    return (
+        _is_language(label)
+        and rest == english_rest
+        and "." in rest
+        and (english_label == "www" or _is_language(english_label))
+    )

@@ -17,14 +17,34 @@ from .links import ERROR, judge
 # What a translation may add freely: words, emphasis, code, internal links,
 # and links whose scheme is checked below. Anything else must be in the English.
 FREE = {
-    nodes.paragraph, nodes.title, nodes.caption, nodes.rubric, nodes.term, nodes.line,
-    nodes.field_name, nodes.literal_block, nodes.doctest_block, nodes.emphasis,
-    nodes.strong, nodes.literal, nodes.inline, nodes.reference, nodes.target,
-    nodes.title_reference, nodes.subscript, nodes.superscript, nodes.abbreviation,
-    nodes.acronym, nodes.footnote_reference, nodes.citation_reference,
-    nodes.problematic, nodes.generated, addnodes.pending_xref,
-    addnodes.literal_emphasis, addnodes.literal_strong,
-}  # fmt: skip
+    nodes.paragraph,
+    nodes.title,
+    nodes.caption,
+    nodes.rubric,
+    nodes.term,
+    nodes.line,
+    nodes.field_name,
+    nodes.literal_block,
+    nodes.doctest_block,
+    nodes.emphasis,
+    nodes.strong,
+    nodes.literal,
+    nodes.inline,
+    nodes.reference,
+    nodes.target,
+    nodes.title_reference,
+    nodes.subscript,
+    nodes.superscript,
+    nodes.abbreviation,
+    nodes.acronym,
+    nodes.footnote_reference,
+    nodes.citation_reference,
+    nodes.problematic,
+    nodes.generated,
+    addnodes.pending_xref,
+    addnodes.literal_emphasis,
+    addnodes.literal_strong,
+}
 TARGETS = ("uri", "reftarget", "refname")  # what an image, a download, a substitution shows
 SPANS_LINES = "it spans lines (what follows a line break may be a directive or HTML)"
 NOT_ONE = "it is not one paragraph or title (an HTML block or a directive?)"
@@ -48,8 +68,12 @@ def additions(node):
 
 def links(node):
     """The URLs that *node*'s links and images lead to."""
-    return {url for element in node.findall(nodes.Element)
-            for url in (element.get("refuri"), element.get("uri")) if url}  # fmt: skip
+    return {
+        url
+        for element in node.findall(nodes.Element)
+        for url in (element.get("refuri"), element.get("uri"))
+        if url
+    }
 
 
 def refusals(msg, msgstr, english, translated, literal=False):

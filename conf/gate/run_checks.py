@@ -68,19 +68,38 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
 from catalogs.report import catalog_languages  # noqa: E402
 from gate.checks import (  # noqa: E402
-    canonical, code, completeness, interface, markup, references, safety, script_mix, sync,
-    syntax, terminology, unused,
-)  # fmt: skip
+    canonical,
+    code,
+    completeness,
+    interface,
+    markup,
+    references,
+    safety,
+    script_mix,
+    sync,
+    syntax,
+    terminology,
+    unused,
+)
 from gate.checks.common import (  # noqa: E402
-    ERROR, GLOSSARY, WARNING, Message, Problem, shown,
-)  # fmt: skip
+    ERROR,
+    GLOSSARY,
+    WARNING,
+    Message,
+    Problem,
+    shown,
+)
 from gate.checks.parsing import SYNTAXES  # noqa: E402
 from gate.checks.project import Project  # noqa: E402
 from site_layout import BUILD, LOCALE, files_digest, machinery_version, write_if_changed  # noqa: E402
 from languages import TRANSLATIONS  # noqa: E402
 from catalogs.po import (  # noqa: E402
-    catalog_text, language_catalogs, messages, misplaced, msgstr_line,
-)  # fmt: skip
+    catalog_text,
+    language_catalogs,
+    messages,
+    misplaced,
+    msgstr_line,
+)
 from catalogs.diff import changed_only, glossary_at, resolve_base  # noqa: E402
 from catalogs.progress import POT_DIR, fresh_templates  # noqa: E402
 from catalogs.repository import ReviewError  # noqa: E402
@@ -128,24 +147,36 @@ def check_catalog(po_path, lang, selected, project):
         unfinished = completeness.check(entry)
         if unfinished:
             if "completeness" in selected:
-                yield Problem(shown(po_path), msgstr_line(lines, entry), "completeness",
-                              unfinished)  # fmt: skip
+                yield Problem(shown(po_path), msgstr_line(lines, entry), "completeness", unfinished)
             continue
         long = too_long(entry.id, entry.string)
         if long:  # no parser is given it (safety: the build compiles it not either)
             if "safety" in selected:
                 yield Problem(shown(po_path), msgstr_line(lines, entry), "safety", long)
             continue
-        message = Message(entry.id, entry.string, lang, project.syntax(po_path, entry),
-                          project, po_path)  # fmt: skip
+        message = Message(entry.id, entry.string, lang, project.syntax(po_path, entry), project, po_path)
         for name, check in checks.items():
             for finding in check(message):
-                yield Problem(shown(po_path), msgstr_line(lines, entry, finding.at), name,
-                              finding.message, finding.severity)  # fmt: skip
+                yield Problem(
+                    shown(po_path),
+                    msgstr_line(lines, entry, finding.at),
+                    name,
+                    finding.message,
+                    finding.severity,
+                )
 
 
-def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=GLOSSARY,
-               sources=None, default_syntax="rst", remember_in=None, allowed_glossary=None):  # fmt: skip
+def run_checks(
+    langs,
+    selected,
+    locale_dir=LOCALE,
+    pot_dir=None,
+    glossary_path=GLOSSARY,
+    sources=None,
+    default_syntax="rst",
+    remember_in=None,
+    allowed_glossary=None,
+):
     """Return the sorted problems of *langs*' catalogs for the *selected* checks.
 
     *sources* is the Sphinx source folder of the catalogs' project (default:
@@ -167,8 +198,7 @@ def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=G
     problems = []
     for lang in langs:
         if "out-of-sync" in selected:
-            problems += sync.check(Path(pot_dir), locale_dir / lang / "LC_MESSAGES",
-                                   project.load)  # fmt: skip
+            problems += sync.check(Path(pot_dir), locale_dir / lang / "LC_MESSAGES", project.load)
         for po_path in language_catalogs(locale_dir, lang).values():
             if cache:
                 problems += cache.problems(po_path, lang)
@@ -177,8 +207,9 @@ def run_checks(langs, selected, locale_dir=LOCALE, pot_dir=None, glossary_path=G
         if "syntax" in selected and (locale_dir / lang).is_dir():
             problems += syntax.committed_compiled(locale_dir / lang)
     if "syntax" in selected:  # what the build would stop at before it reads any catalog
-        problems += [Problem(shown(path), 1, "syntax", why)
-                     for path, why in misplaced(Path(locale_dir), TRANSLATIONS)]  # fmt: skip
+        problems += [
+            Problem(shown(path), 1, "syntax", why) for path, why in misplaced(Path(locale_dir), TRANSLATIONS)
+        ]
     return sorted(set(problems))
 
 
@@ -204,8 +235,9 @@ class Remembered:
 
     def __init__(self, project, selected, glossary, folder):
         self.project, self.selected, self.folder = project, selected, Path(folder)
-        world = hashlib.sha256(json.dumps([sorted(selected), os.getcwd(),
-                                           str(project.locale_dir.resolve())]).encode())  # fmt: skip
+        world = hashlib.sha256(
+            json.dumps([sorted(selected), os.getcwd(), str(project.locale_dir.resolve())]).encode()
+        )
         world.update(machinery_version().encode())  # the checks' code: conf/ and the pins
         sources = project.sources
         files = [Path(glossary), *(project.pot_dir or POT_DIR).rglob("*.pot")]
@@ -289,7 +321,7 @@ def main(argv=None):
     parser.add_argument(
         "--base", metavar="REV", help="report only findings on entries changed since REV (review_diff.py)"
     )
-    args = parser.parse_args(argv)  # fmt: skip
+    args = parser.parse_args(argv)
     selected = set(args.check or CHECKS)
     langs = catalog_languages(parser, args.languages, args.locale_dir)
     if {"terminology", "interface"} & selected and not args.glossary.is_file():
@@ -305,14 +337,21 @@ def main(argv=None):
         except ReviewError as err:
             parser.error(str(err))
     try:
-        problems = run_checks(langs, selected, args.locale_dir, args.pot_dir, args.glossary,
-                              args.sources, args.syntax, allowed_glossary=allowed)  # fmt: skip
+        problems = run_checks(
+            langs,
+            selected,
+            args.locale_dir,
+            args.pot_dir,
+            args.glossary,
+            args.sources,
+            args.syntax,
+            allowed_glossary=allowed,
+        )
     except RuntimeError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     if not args.strict:  # unfinished entries are reported, not counted
-        problems = [replace(p, severity=WARNING) if p.check == "completeness" else p
-                    for p in problems]  # fmt: skip
+        problems = [replace(p, severity=WARNING) if p.check == "completeness" else p for p in problems]
     if args.base:
         problems = changed_only(problems, base, langs, args.locale_dir)
     if args.severity == ERROR:
@@ -328,11 +367,14 @@ def main(argv=None):
     print(f"{counts} ({', '.join(langs)})", file=sys.stderr)
     unfinished = sum(p.severity == ERROR and p.check == "completeness" for p in problems)
     if unfinished and not args.base and args.locale_dir == LOCALE:
-        print(f"{unfinished} of the errors are untranslated or outdated entries: main accepts"
-              " only complete translations.\nAfter a change to the English alone, run"
-              " `make check BASE=main`: it fails only on what the change's own translations"
-              " get wrong, and the translators finish the rest on its branch (README, \"How it"
-              " lands\").", file=sys.stderr)  # fmt: skip
+        print(
+            f"{unfinished} of the errors are untranslated or outdated entries: main accepts"
+            " only complete translations.\nAfter a change to the English alone, run"
+            " `make check BASE=main`: it fails only on what the change's own translations"
+            ' get wrong, and the translators finish the rest on its branch (README, "How it'
+            ' lands").',
+            file=sys.stderr,
+        )
     return 1 if failing else 0
 
 

@@ -44,8 +44,7 @@ from html.parser import HTMLParser
 MARKUP = "<>&\"'`\\{}$#^_~%[]*|\n\r\f\v"
 # Invisible characters outside Unicode's format category: variation
 # selectors and the Hangul fillers, which render as nothing.
-_INVISIBLE = {0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0, *range(0xFE00, 0xFE10),
-              *range(0xE0100, 0xE01F0)}  # fmt: skip
+_INVISIBLE = {0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0, *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)}
 MAX_TRANSLATION = 6000  # characters of any one translation
 # A placeholder that Python's %-formatting, str.format or a JavaScript template fills in
 # (strftime's %b and %Y are none: a date's translation may choose its own).
@@ -54,17 +53,51 @@ _PLACEHOLDER = re.compile(r"%(?:\(\w+\))?[-#0 +]*(?:\d+|\*)?(?:\.\d+)?[diouxXeEf
 _DIRECTIVE = re.compile(rf"{_PLACEHOLDER.pattern}|%(?:\(\w+\))?[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]")
 # Chinese numerals and their values; units multiply what precedes them.
 # (参/參, 3 in accounting, is left out: it is the 参 of 参数, "parameter".)
-_DIGITS = dict(zip("〇零一壹二两兩贰貳三叁四肆五伍六陆陸七柒八捌九玖",
-                   (0, 0, 1, 1, 2, 2, 2, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 6, 7, 7, 8, 8, 9, 9)))  # fmt: skip
-_UNITS = {"十": 10, "拾": 10, "百": 100, "佰": 100, "千": 1000, "仟": 1000, "万": 10**4,
-          "萬": 10**4, "亿": 10**8, "億": 10**8}  # fmt: skip
+_DIGITS = dict(
+    zip(
+        "〇零一壹二两兩贰貳三叁四肆五伍六陆陸七柒八捌九玖",
+        (0, 0, 1, 1, 2, 2, 2, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 6, 7, 7, 8, 8, 9, 9),
+    )
+)
+_UNITS = {
+    "十": 10,
+    "拾": 10,
+    "百": 100,
+    "佰": 100,
+    "千": 1000,
+    "仟": 1000,
+    "万": 10**4,
+    "萬": 10**4,
+    "亿": 10**8,
+    "億": 10**8,
+}
 # Words whose numerals are no number: "very", "in case", "by all means", "one by one",
 # "both", and the common words of accounting numerals ("team", "mainland", "one after
 # another", "tidy up").
-NOT_NUMBERS = ("十分", "万一", "萬一", "千万", "千萬", "一一", "两者", "兩者", "二者", "队伍",
-               "隊伍", "大陆", "大陸", "陆续", "陸續", "收拾")  # fmt: skip
-_ENGLISH_NUMBERS = {name: str(value) for value, name in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve".split())}  # fmt: skip
+NOT_NUMBERS = (
+    "十分",
+    "万一",
+    "萬一",
+    "千万",
+    "千萬",
+    "一一",
+    "两者",
+    "兩者",
+    "二者",
+    "队伍",
+    "隊伍",
+    "大陆",
+    "大陸",
+    "陆续",
+    "陸續",
+    "收拾",
+)
+_ENGLISH_NUMBERS = {
+    name: str(value)
+    for value, name in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve".split()
+    )
+}
 
 
 def too_long(english, translation):
@@ -73,10 +106,14 @@ def too_long(english, translation):
     if len(translation) <= limit:
         return None
     if limit == MAX_TRANSLATION:  # a long English: its length is not the reason
-        return (f"it is longer than any one translation may be ({len(translation)} characters;"
-                f" at most {limit}, which no parser's stack overflows): split the paragraph")  # fmt: skip
-    return (f"it is far longer than its English ({len(translation)} characters for"
-            f" {len(english)}; at most {limit})")  # fmt: skip
+        return (
+            f"it is longer than any one translation may be ({len(translation)} characters;"
+            f" at most {limit}, which no parser's stack overflows): split the paragraph"
+        )
+    return (
+        f"it is far longer than its English ({len(translation)} characters for"
+        f" {len(english)}; at most {limit})"
+    )
 
 
 def controls(text):
@@ -85,8 +122,10 @@ def controls(text):
     for char in dict.fromkeys(text):
         if char in "\n\t":
             continue
-        if unicodedata.category(char) in ("Cc", "Cf", "Co", "Cn", "Zl", "Zp", "Cs") or \
-                ord(char) in _INVISIBLE:  # fmt: skip
+        if (
+            unicodedata.category(char) in ("Cc", "Cf", "Co", "Cn", "Zl", "Zp", "Cs")
+            or ord(char) in _INVISIBLE
+        ):
             name = unicodedata.name(char, "unnamed")
             found.append(f"U+{ord(char):04X} ({name})")
     return found
@@ -193,8 +232,10 @@ def markup_problems(english, translation):
     extra = [c for c in MARKUP if translation.count(c) > english.count(c)]
     if extra:
         shown = " ".join(repr(c)[1:-1] if c.isspace() else c for c in extra)
-        reasons.append(f"it adds {shown}, which can end or start markup where it lands"
-                       " (HTML, a script, CSS, LaTeX, Markdown)")  # fmt: skip
+        reasons.append(
+            f"it adds {shown}, which can end or start markup where it lands"
+            " (HTML, a script, CSS, LaTeX, Markdown)"
+        )
     return reasons
 
 
@@ -212,13 +253,16 @@ def interface_problems(english, translation, allowed_words=()):
     theirs, ours = placeholders(english), placeholders(translation)
     positional = [p for p in theirs if p[1:2] != "(" and not p.endswith("}")]
     if sorted(ours) != sorted(theirs) or [p for p in ours if p in positional] != positional:
-        reasons.append(f"its placeholders are not the English's ({' '.join(theirs) or 'none'}):"
-                       " it keeps each, as often as the English has it, and the order of"
-                       " those without a name")  # fmt: skip
+        reasons.append(
+            f"its placeholders are not the English's ({' '.join(theirs) or 'none'}):"
+            " it keeps each, as often as the English has it, and the order of"
+            " those without a name"
+        )
     hidden = added_controls(english, translation)
     if hidden:
-        reasons.append("it holds invisible or direction-changing characters: "
-                       + ", ".join(controls("".join(hidden))))  # fmt: skip
+        reasons.append(
+            "it holds invisible or direction-changing characters: " + ", ".join(controls("".join(hidden)))
+        )
     return reasons
 
 

@@ -40,10 +40,14 @@ def check(po_path):
     ours_to_merge = Path(po_path).resolve().is_relative_to(LOCALE)
     babel = BABEL_FORM.search(ours) if ours_to_merge else None
     if babel:
-        yield Problem(shown(po_path), ours.count("\n", 0, babel.start()) + 1, "canonical",
-                      "rewritten by sphinx-intl update (the template's locations, without the"
-                      " old English of fuzzy entries, #|); run make update-po: it keeps every"
-                      " translation and takes the old English back from git")  # fmt: skip
+        yield Problem(
+            shown(po_path),
+            ours.count("\n", 0, babel.start()) + 1,
+            "canonical",
+            "rewritten by sphinx-intl update (the template's locations, without the"
+            " old English of fuzzy entries, #|); run make update-po: it keeps every"
+            " translation and takes the old English back from git",
+        )
         return
     difference = first_difference(ours, canonical)
     if difference:

@@ -30,8 +30,11 @@ from .parsing import doctest_source, python_code
 def blank_docstrings(tree):
     """Return *tree* with every bare string statement (a docstring) emptied."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(
-                node.value.value, str):  # fmt: skip
+        if (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
             node.value.value = ""
     return tree
 
@@ -56,8 +59,7 @@ def check(message):
         translated = blank_docstrings(ast.parse(doctest_source(message.msgstr)))
     except (SyntaxError, ValueError) as err:  # ValueError: a NUL character
         line = (getattr(err, "text", None) or "").strip()
-        yield error(f"translated code is not valid Python: {getattr(err, 'msg', err)}: {line!r}",
-                    at=line)  # fmt: skip
+        yield error(f"translated code is not valid Python: {getattr(err, 'msg', err)}: {line!r}", at=line)
         return
     english = blank_docstrings(ast.parse(code))
     if ast.dump(english) == ast.dump(translated):
@@ -69,8 +71,7 @@ def check(message):
         return
     for before, after in zip(old, new):
         if before != after and (before.split() == [before] or not before):
-            yield error(f"changes the string {before!r} to {after!r}: keep values as they are",
-                        at=after)  # fmt: skip
+            yield error(f"changes the string {before!r} to {after!r}: keep values as they are", at=after)
         elif before != after:
             yield warning(f"translates the string {before!r} in code: the output will differ")
 

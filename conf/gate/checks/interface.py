@@ -33,10 +33,13 @@ def check(message):
         return
     known = message.project.interface_strings
     if known is not None and message.msgid not in known:
-        yield error("an interface string the site does not extract (Sphinx or a theme would write"
-                    " its translation as it is): delete the entry; make update-po keeps only"
-                    " the site's")  # fmt: skip
+        yield error(
+            "an interface string the site does not extract (Sphinx or a theme would write"
+            " its translation as it is): delete the entry; make update-po keeps only"
+            " the site's"
+        )
         return
-    for reason in interface_verdict(message.msgid, message.msgstr, message.project.allowed_glossary,
-                                    message.lang):  # fmt: skip
+    for reason in interface_verdict(
+        message.msgid, message.msgstr, message.project.allowed_glossary, message.lang
+    ):
         yield error(f"refused: {reason}")

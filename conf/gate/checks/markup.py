@@ -126,33 +126,40 @@ def raw_markup(message, english, translated, shown):
         yield error(shown_role(marker, message.msgstr, message.project.roles), at=marker)
     lone = lone_double_ticks(message)
     if lone is not None:
-        yield error(f"unbalanced `` near {context(message.msgstr, lone)!r}: inline code needs "
-                    "`` at both ends, a role's text ` at both ends",
-                    at=message.msgstr[lone : lone + 12])  # fmt: skip
+        yield error(
+            f"unbalanced `` near {context(message.msgstr, lone)!r}: inline code needs "
+            "`` at both ends, a role's text ` at both ends",
+            at=message.msgstr[lone : lone + 12],
+        )
         return  # the run-on role or stray backquote it causes is the same mistake
     new = Counter(translated.messages) - Counter(english.messages)
     for text in new:
         if text in _UNBALANCED and not shown:  # a role shown as text leaves a lone `
             delimiter = _UNBALANCED[text]
             index = message.msgstr.find(delimiter)
-            yield error(f"unbalanced {delimiter} near {context(message.msgstr, index)!r}: "
-                        f"{GLUE}", at=message.msgstr[index : index + 12])  # fmt: skip
+            yield error(
+                f"unbalanced {delimiter} near {context(message.msgstr, index)!r}: {GLUE}",
+                at=message.msgstr[index : index + 12],
+            )
         elif _UNKNOWN_ROLE.search(text):
             name = next(filter(None, _UNKNOWN_ROLE.search(text).groups()))
             if not any(name in marker.lower() for marker in shown):
                 role = f":{name}:" if message.syntax == "rst" else f"{{{name}}}"
-                yield error(f"unknown role {role} (a typo or a translated role name?)",
-                            at=role[1:] + "`")  # fmt: skip
+                yield error(f"unknown role {role} (a typo or a translated role name?)", at=role[1:] + "`")
         elif text not in _UNBALANCED:
             yield error(f"{'reST' if message.syntax == 'rst' else 'MyST'}: {text}")
     for role in translated.roles:
         if "`" in role.text and not any("`" in r.text for r in english.roles):
-            yield error(f"a role runs on to a later backquote: {role.text[:30]!r}…; {GLUE}",
-                        at=role.text[:12])  # fmt: skip
+            yield error(
+                f"a role runs on to a later backquote: {role.text[:30]!r}…; {GLUE}", at=role.text[:12]
+            )
     for literal in translated.literals:
         if "`" in literal and not any("`" in e for e in english.literals):
-            yield error(f"inline literal {literal[:30]!r} holds a backquote: one too many, or "
-                        f"it runs on to a later ``; {GLUE}", at=literal[:12])  # fmt: skip
+            yield error(
+                f"inline literal {literal[:30]!r} holds a backquote: one too many, or "
+                f"it runs on to a later ``; {GLUE}",
+                at=literal[:12],
+            )
     stray = translated.stray - english.stray - quoted(message.msgstr)
     if stray and not new and not shown:
         index = min(translated.prose.find(char) for char in stray)
@@ -167,8 +174,7 @@ def value(literal):
 
 def pairs(lost, added):
     """Yield (lost, added or None), the most alike first: each added literal is used once."""
-    ratio = {(old, new): difflib.SequenceMatcher(None, old, new).ratio()
-             for old in lost for new in added}  # fmt: skip
+    ratio = {(old, new): difflib.SequenceMatcher(None, old, new).ratio() for old in lost for new in added}
     for old, new in sorted(ratio, key=ratio.get, reverse=True):
         if old in lost and new in added:
             lost.remove(old)
@@ -257,8 +263,11 @@ def literals(message, english, translated):
             lost.append(old)
         else:
             left[new] -= 1
-    added = [new for new in left.elements() if not marks_prose(new, english)
-             and not any(kept(old, new) for old in english.literals)]  # fmt: skip
+    added = [
+        new
+        for new in left.elements()
+        if not marks_prose(new, english) and not any(kept(old, new) for old in english.literals)
+    ]
     mark = tick(message.syntax)
     lost = [old for old in lost if f"{mark}{old}{mark}" not in translated.prose]  # shown raw
     for old in sorted(set(lost)):
@@ -278,8 +287,11 @@ def literals(message, english, translated):
             if how:
                 yield warning(f"{text}: {how}, else copy it exactly", at=new)
             elif " " in old.strip() and _IDEOGRAPH.search(new) and symbols(old) == symbols(new):
-                yield warning(f"{text}: only its words changed; fine for example or interface "
-                              "text, else copy it exactly", at=new)  # fmt: skip
+                yield warning(
+                    f"{text}: only its words changed; fine for example or interface "
+                    "text, else copy it exactly",
+                    at=new,
+                )
             else:
                 yield error(f"{text}: copy inline code exactly", at=new)
             continue
@@ -288,12 +300,17 @@ def literals(message, english, translated):
         said.add(old)
         uses = sum(n for new, n in translated.literals.items() if kept(old, new))
         if uses and plain(old, translated.prose):  # the other uses became plain text
-            yield warning(f"{mark}{old}{mark} is code {english.literals[old]} times in the "
-                          f"English, {uses} here, and plain text elsewhere: mark it as code again",
-                          at=old)  # fmt: skip
+            yield warning(
+                f"{mark}{old}{mark} is code {english.literals[old]} times in the "
+                f"English, {uses} here, and plain text elsewhere: mark it as code again",
+                at=old,
+            )
         elif not uses and any(r.name == "title-reference" and r.text == old for r in translated.roles):
-            yield error(f"{mark}{old}{mark} has single backquotes here (`{old}`): the page shows "
-                        f"it in italics, not as code; write {mark}{old}{mark}", at=f"`{old}`")  # fmt: skip
+            yield error(
+                f"{mark}{old}{mark} has single backquotes here (`{old}`): the page shows "
+                f"it in italics, not as code; write {mark}{old}{mark}",
+                at=f"`{old}`",
+            )
         elif not uses and squeeze(old) in squeeze(translated.prose):
             yield warning(f"{mark}{old}{mark} is plain text here: mark it as code again")
         elif not uses:  # none left; a second use said in other words is silent: a choice
@@ -327,15 +344,20 @@ def roles(message, english, translated, shown):
             text = f"changes {written(name, target, syntax)} to {written(name, changed[0], syntax)}"
             how = localised(target, changed[0])
             if how is None and changed[0] in raw(name):
-                how = ("doubles its backslashes, so that the page shows those of the English's "
-                       "text (in a role, \\\\ shows as \\)")  # fmt: skip
+                how = (
+                    "doubles its backslashes, so that the page shows those of the English's "
+                    "text (in a role, \\\\ shows as \\)"
+                )
             if how:
                 yield warning(f"{text}: {how}, else copy it exactly", at=changed[0])
             else:
                 yield error(f"{text}: copy it exactly", at=changed[0])
         elif space := spaced(name, target, message.msgstr, syntax):
-            yield error(f"the space in {space!r} makes :{name}: text and its value italics: "
-                        f"write {written(name, target, syntax)}", at=space)  # fmt: skip
+            yield error(
+                f"the space in {space!r} makes :{name}: text and its value italics: "
+                f"write {written(name, target, syntax)}",
+                at=space,
+            )
         elif target not in squeeze(translated.prose):
             yield warning(f"drops {written(name, target, syntax)}")
     # A role whose name is lost or mistyped leaves its text as `default-role text` (italics).
@@ -345,8 +367,9 @@ def roles(message, english, translated, shown):
         if any(name in marker for marker in shown):
             continue  # raw_markup says so
         if cited:
-            yield error(f":{name}: lost its role name (its text shows in italics): write "
-                        f"{written(name, '…', syntax)}")  # fmt: skip
+            yield error(
+                f":{name}: lost its role name (its text shows in italics): write {written(name, '…', syntax)}"
+            )
         else:
             yield warning(f"drops :{name}: (its words may be translated, the role must stay)")
 

@@ -83,11 +83,28 @@ class Markup:
 # -- Roles ----------------------------------------------------------------------
 
 # Reader-facing words, free to translate: only the role itself must stay.
-PROSE_ROLES = frozenset({
-    "guilabel", "menuselection", "dfn", "abbr", "abbreviation", "ab", "acronym", "ac", "kbd",
-    "title-reference", "title", "t", "emphasis", "strong", "subscript", "sub", "superscript",
-    "sup",
-})  # fmt: skip
+PROSE_ROLES = frozenset(
+    {
+        "guilabel",
+        "menuselection",
+        "dfn",
+        "abbr",
+        "abbreviation",
+        "ab",
+        "acronym",
+        "ac",
+        "kbd",
+        "title-reference",
+        "title",
+        "t",
+        "emphasis",
+        "strong",
+        "subscript",
+        "sub",
+        "superscript",
+        "sup",
+    }
+)
 # Sphinx's explicit title: "title <target>" (sphinx.util.nodes.explicit_title_re).
 EXPLICIT_TITLE = re.compile(r"^(.+?)\s*(?<!\x00)<([^<]*?)>$", re.DOTALL)
 _RST_ROLE = re.compile(r"(?<![\w`]):((?:(?!_)\w)+(?:[-._+:](?:(?!_)\w)+)*):`")
@@ -122,8 +139,11 @@ def _lookups():
             for role in obj.roles:
                 types.setdefault(role, set()).add(objtype)
         for name, role in domain.roles.items():
-            entry = (domain.name, frozenset(types[name]) if name in types else None,
-                     bool(getattr(role, "fix_parens", False)))  # fmt: skip
+            entry = (
+                domain.name,
+                frozenset(types[name]) if name in types else None,
+                bool(getattr(role, "fix_parens", False)),
+            )
             found[f"{domain.name}:{name}"] = entry
             if domain.name in ("std", "py"):
                 found.setdefault(name, entry)
@@ -230,8 +250,12 @@ def _state_machine():
 
 def one_paragraph(text):
     """Whether reST reads *text* as one paragraph, whatever its inline markup."""
-    return (text[:1].isalnum() and not _ENUMERATOR.match(text)
-            and not any(c in text for c in "\n\t\v\f") and not text.endswith("::"))  # fmt: skip
+    return (
+        text[:1].isalnum()
+        and not _ENUMERATOR.match(text)
+        and not any(c in text for c in "\n\t\v\f")
+        and not text.endswith("::")
+    )
 
 
 @contextlib.contextmanager
@@ -261,9 +285,15 @@ def _read_rst(text, document):
     """Parse reST *text* into *document*, as Parser().parse does, on one reused state machine."""
     machine, inliner = _state_machine()
     if one_paragraph(text):  # what the state machine would do, at half the cost
-        memo = SimpleNamespace(document=document, reporter=document.reporter, inliner=inliner,
-                               language=_language(), title_styles=[], section_level=0,
-                               section_bubble_up_kludge=False)  # fmt: skip
+        memo = SimpleNamespace(
+            document=document,
+            reporter=document.reporter,
+            inliner=inliner,
+            language=_language(),
+            title_styles=[],
+            section_level=0,
+            section_bubble_up_kludge=False,
+        )
         data = text.rstrip()
         # What the state machine gives the reporter, for Sphinx's roles to place their nodes.
         document.reporter.get_source_and_line = lambda line=None: (document["source"], line)
@@ -339,8 +369,12 @@ _ENUMERATOR = re.compile(r"\w{1,4}[.)]\s")
 
 def plain(text, syntax):
     """Whether *text* is one paragraph of words that no parser could take for markup."""
-    return (text[:1].isalnum() and "\n" not in text and not _ENUMERATOR.match(text)
-            and not _MARKUP_START[syntax].intersection(text))  # fmt: skip
+    return (
+        text[:1].isalnum()
+        and "\n" not in text
+        and not _ENUMERATOR.match(text)
+        and not _MARKUP_START[syntax].intersection(text)
+    )
 
 
 @functools.lru_cache(maxsize=16384)
@@ -477,8 +511,16 @@ def _sphinx():
     ):
         quiet, folder = io.StringIO(), Path(folder)
         (folder / "src").mkdir()
-        app = Sphinx(folder / "src", None, folder / "out", folder / "doctrees", "dummy",
-                     status=quiet, warning=quiet, confoverrides=CONF)  # fmt: skip
+        app = Sphinx(
+            folder / "src",
+            None,
+            folder / "out",
+            folder / "doctrees",
+            "dummy",
+            status=quiet,
+            warning=quiet,
+            confoverrides=CONF,
+        )
         registry = dict(directives._directives), dict(roles._roles)
     app.env.prepare_settings("index")  # a document, and the default domain (py)
     settings = copy.copy(_rst_settings())  # no file read, as the build while Locale parses
@@ -588,10 +630,21 @@ def inconsistent_references(english, translation, syntax, noqa=False):
 # -- Python ---------------------------------------------------------------------
 
 _CODE_NODES = (
-    ast.Call, ast.Assign, ast.AugAssign, ast.Import, ast.ImportFrom, ast.FunctionDef,
-    ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.While, ast.With, ast.Return, ast.If,
+    ast.Call,
+    ast.Assign,
+    ast.AugAssign,
+    ast.Import,
+    ast.ImportFrom,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.For,
+    ast.While,
+    ast.With,
+    ast.Return,
+    ast.If,
     ast.Try,
-)  # fmt: skip
+)
 
 
 def doctest_source(text):

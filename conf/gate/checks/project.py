@@ -78,8 +78,9 @@ def definitions(text):
 class Project:
     """The project of a locale folder: its catalogs' syntax, roles and targets."""
 
-    def __init__(self, locale_dir, sources=None, pot_dir=None, default_syntax="rst", glossary=(),
-                 allowed_glossary=None):  # fmt: skip
+    def __init__(
+        self, locale_dir, sources=None, pot_dir=None, default_syntax="rst", glossary=(), allowed_glossary=None
+    ):
         self.locale_dir = Path(locale_dir)
         self.glossary = glossary  # terminology's rows
         # The rows whose words an interface string may add: the base's, with make check BASE=.
@@ -90,8 +91,9 @@ class Project:
 
     def catalogs(self):
         """Return every catalog of every translation, sorted."""
-        return sorted(path for lang in TRANSLATIONS
-                      for path in language_catalogs(self.locale_dir, lang).values())  # fmt: skip
+        return sorted(
+            path for lang in TRANSLATIONS for path in language_catalogs(self.locale_dir, lang).values()
+        )
 
     def docname(self, po_path):
         """Return the document (or, compact, the folder) catalog *po_path* translates."""
@@ -109,8 +111,7 @@ class Project:
                 name = path.relative_to(self.sources).with_suffix("").as_posix()
                 found[name] = SUFFIXES[path.suffix]
         for pot in sorted(self.pot_dir.rglob("*.pot")) if self.pot_dir else ():
-            named = [_SUFFIX.search(path) for message in messages(read(pot))
-                     for path, _ in message.locations]  # fmt: skip
+            named = [_SUFFIX.search(path) for message in messages(read(pot)) for path, _ in message.locations]
             suffixes = Counter(match[0] for match in named if match)
             if suffixes:  # the templates name the documents their messages come from
                 name = pot.relative_to(self.pot_dir).with_suffix("").as_posix()

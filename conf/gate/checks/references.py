@@ -79,21 +79,29 @@ def role_change(old, new, target):
     if exact and before[0] == after[0]:
         if before[2] == after[2]:  # a full name any role of the domain finds, as :const: does
             return None
-        return warning(f"{change}: :{new}: shows it {'with' if after[2] else 'without'} (); "
-                       f"keep :{old}: unless that is meant", at=f":{new}:")  # fmt: skip
+        return warning(
+            f"{change}: :{new}: shows it {'with' if after[2] else 'without'} (); "
+            f"keep :{old}: unless that is meant",
+            at=f":{new}:",
+        )
     if before[0] != after[0] or not before[1] or not after[1] or not before[1] & after[1]:
 
         def kinds(found):
             return ", ".join(sorted(found)) if found else "no object type (exact names only)"
 
-        return error(f"{change}: Sphinx looks :{new}: up among {kinds(after[1])} in the "
-                     f"{after[0]} domain, :{old}: among {kinds(before[1])} in the {before[0]} "
-                     f"domain, so the link breaks or leads elsewhere; keep :{old}:",
-                     at=f":{new}:")  # fmt: skip
+        return error(
+            f"{change}: Sphinx looks :{new}: up among {kinds(after[1])} in the "
+            f"{after[0]} domain, :{old}: among {kinds(before[1])} in the {before[0]} "
+            f"domain, so the link breaks or leads elsewhere; keep :{old}:",
+            at=f":{new}:",
+        )
     if before[1] <= after[1] and before[2] == after[2]:
         return None
-    what = (f"finds only some of what :{old}: finds" if not before[1] <= after[1] else
-            f"shows it {'with' if after[2] else 'without'} ()")  # fmt: skip
+    what = (
+        f"finds only some of what :{old}: finds"
+        if not before[1] <= after[1]
+        else f"shows it {'with' if after[2] else 'without'} ()"
+    )
     return warning(f"{change}: :{new}: {what}; keep :{old}: unless that is meant", at=f":{new}:")
 
 
@@ -115,8 +123,7 @@ def xrefs(message, english, translated, said=None):
     for target in sorted({r.target for r in old} & {r.target for r in new}):
         names = Counter(r.name for r in old if r.target == target)
         other = Counter(r.name for r in new if r.target == target)
-        for before, after in zip(sorted((names - other).elements()),
-                                 sorted((other - names).elements())):  # fmt: skip
+        for before, after in zip(sorted((names - other).elements()), sorted((other - names).elements())):
             finding = role_change(before, after, target)
             if finding:
                 yield finding
@@ -132,32 +139,47 @@ def xrefs(message, english, translated, said=None):
                 at=role.text,
             )
         elif replaced and "!" in role.text[:1] + replaced.text[:1]:
-            yield error(f"changes {role_text(replaced, message.syntax)} to {shown}: written with !, "
-                        "it is no link, and the reader sees its text; copy it as in the English",
-                        at=role.text)  # fmt: skip
+            yield error(
+                f"changes {role_text(replaced, message.syntax)} to {shown}: written with !, "
+                "it is no link, and the reader sees its text; copy it as in the English",
+                at=role.text,
+            )
         elif replaced and silent:  # ".date" for "date": Sphinx keeps the English's target
-            yield warning(f"{shown} for the English's {role_text(replaced, message.syntax)}: Sphinx "
-                          "compares the same target, but may find another object with it; check "
-                          "the link", at=role.text)  # fmt: skip
+            yield warning(
+                f"{shown} for the English's {role_text(replaced, message.syntax)}: Sphinx "
+                "compares the same target, but may find another object with it; check "
+                "the link",
+                at=role.text,
+            )
         elif replaced:
-            yield error(f"{shown} leads to {raw_target(role)!r}, the English to "
-                        f"{raw_target(replaced)!r}", at=role.text)  # fmt: skip
+            yield error(
+                f"{shown} leads to {raw_target(role)!r}, the English to {raw_target(replaced)!r}",
+                at=role.text,
+            )
         else:
             yield warning(f"adds {shown}{claim}", at=role.text)
     for role in lost_roles:
         if silent and not role.text.startswith("!"):
             continue  # Sphinx found each link: the one dropped is the English's other, ``!`` one
-        marker = (rf"[:：]{re.escape(role.name)}[:：]" if message.syntax == "rst"
-                  else rf"\{{{re.escape(role.name)}\}}")  # fmt: skip
+        marker = (
+            rf"[:：]{re.escape(role.name)}[:：]"
+            if message.syntax == "rst"
+            else rf"\{{{re.escape(role.name)}\}}"
+        )
         if role.text not in translated.prose:
             yield error(f"drops {role_text(role, message.syntax)}{claim}")
         elif not re.search(marker + r"[`'‘“]" + re.escape(role.text), message.msgstr):
             # (else the role is written out but shown raw: markup says why)
             space = spaced(role.name, role.text, message.msgstr, message.syntax)
-            why = (f"the space after :{role.name}: makes it text" if space else
-                   "its words are plain text or italics here, no link")  # fmt: skip
-            yield error(f"drops {role_text(role, message.syntax)} ({why}){claim}",
-                        at=space[:12] if space else role.text)  # fmt: skip
+            why = (
+                f"the space after :{role.name}: makes it text"
+                if space
+                else "its words are plain text or italics here, no link"
+            )
+            yield error(
+                f"drops {role_text(role, message.syntax)} ({why}){claim}",
+                at=space[:12] if space else role.text,
+            )
 
 
 def localized(old, new):
@@ -202,8 +224,11 @@ def links(message, english, translated):
     added = list((Counter(translated.links) - Counter(english.links)).elements())
     for name in [uri for uri in added if read_as_uri(uri)]:
         added.remove(name)  # docutils drops the spaces of "<Code of Conduct>"
-        yield error(f"link name read as a URI: <{name}> (a link to a named target has _ inside "
-                    "the brackets: <Name_>)", at=name[:8])  # fmt: skip
+        yield error(
+            f"link name read as a URI: <{name}> (a link to a named target has _ inside "
+            "the brackets: <Name_>)",
+            at=name[:8],
+        )
     plain = squeeze(translated.prose + " ".join(r.text for r in translated.roles))
     targets = {r.target for r in english.roles}
     new_refs = [r for r in translated.roles if is_xref(r.name) and r.target not in targets]
@@ -214,19 +239,27 @@ def links(message, english, translated):
         if new is None and any(uri in name for name in translated.refnames):
             continue  # `text<URI>`_: names() says so
         if new is None and address in plain:
-            yield error(f"{address} is no longer a link: a URL glued to text, or a link "
-                        "without its trailing _ or the space before <", at=address)  # fmt: skip
+            yield error(
+                f"{address} is no longer a link: a URL glued to text, or a link "
+                "without its trailing _ or the space before <",
+                at=address,
+            )
         elif new is None and same_page(uri, new_refs):
             role = same_page(uri, new_refs)
-            yield warning(f"replaces the link to {uri} by {role_text(role, message.syntax)}: the "
-                          "same page in this site's language?", at=role.text)  # fmt: skip
+            yield warning(
+                f"replaces the link to {uri} by {role_text(role, message.syntax)}: the "
+                "same page in this site's language?",
+                at=role.text,
+            )
         elif new is None:
             yield error(f"drops the link to {uri}")
         elif localized(uri, new):
             yield warning(f"links to {new} instead of {uri}: {localized(uri, new)}", at=new)
         elif new.split(":", 1)[-1] in uri:
-            yield error(f"only part of {address} is a link: it is glued to the text before or "
-                        "after it", at=new.split(":", 1)[-1])  # fmt: skip
+            yield error(
+                f"only part of {address} is a link: it is glued to the text before or after it",
+                at=new.split(":", 1)[-1],
+            )
         else:
             yield error(f"changes the link {uri} to {new}", at=new)
 
@@ -241,7 +274,7 @@ def names(english, translated, noqa=False, said=None):
         ("refnames", "link", f"{claim}keep it as in the English, or end the translation with #noqa"),
         ("substitutions", "substitution", "keep |name| as in the English"),
         ("notes", "footnote or citation reference", f"{claim}keep it as in the English"),
-    )  # fmt: skip
+    )
     for attribute, what, fix in kinds:
         if silent and attribute != "substitutions":
             continue
@@ -249,8 +282,11 @@ def names(english, translated, noqa=False, said=None):
         lost, added = sorted((old - new).elements()), sorted((new - old).elements())
         for name in [n for n in added if attribute == "refnames" and _NO_SPACE.search(n)]:
             added.remove(name)  # "`文字<https://…>`_": one long link name
-            yield error(f"no space before < in {name[:40]}…: the whole text becomes a link "
-                        "name that leads nowhere; write `文字 <URL>`_", at=name[:12])  # fmt: skip
+            yield error(
+                f"no space before < in {name[:40]}…: the whole text becomes a link "
+                "name that leads nowhere; write `文字 <URL>`_",
+                at=name[:12],
+            )
         form = {"substitutions": "|{}|", "notes": "[{}]_"}.get(attribute, "{}")
         lost, added = [form.format(n) for n in lost], [form.format(n) for n in added]
         for name in [n for n in lost if squeeze(n) in squeeze(translated.prose)]:
@@ -266,8 +302,10 @@ def names(english, translated, noqa=False, said=None):
             # its text or image off the page, often said in words (|reg|, |deg| → 摄氏度).
             added = [n for n in added if n.strip("|") not in old]
             if lost and not added:
-                yield warning(f"leaves out {', '.join(lost)}: its text or image is not on the "
-                              "page; fine if the translation says it in words")  # fmt: skip
+                yield warning(
+                    f"leaves out {', '.join(lost)}: its text or image is not on the "
+                    "page; fine if the translation says it in words"
+                )
                 continue
         if not lost and not added:
             continue
@@ -275,13 +313,14 @@ def names(english, translated, noqa=False, said=None):
         if attribute == "refnames" and noqa and len(added) < 2:
             continue  # not compared, and the one renamed name takes the English's target
         if attribute == "refnames" and len(added) > 1:  # Sphinx pairs them in a random order
-            fix = ((f"{INCONSISTENT}, and" if said else "Sphinx") + " may link each to another's "
-                   "target, which #noqa does not stop: keep the names as in the English")  # fmt: skip
+            fix = (
+                (f"{INCONSISTENT}, and" if said else "Sphinx") + " may link each to another's "
+                "target, which #noqa does not stop: keep the names as in the English"
+            )
         yield error(f"{text}: {fix}", at=added[0].strip("|") if added else "")
     more_links = max(0, len(translated.links) - len(english.links))  # a name read as a URI
     if english.anonymous > translated.anonymous + more_links:
-        yield error(f"anonymous links `…`__: {english.anonymous} in the English, "
-                    f"{translated.anonymous} here")  # fmt: skip
+        yield error(f"anonymous links `…`__: {english.anonymous} in the English, {translated.anonymous} here")
 
 
 def check(message):
@@ -314,17 +353,23 @@ def check(message):
 
 # What this check's comparison cannot see but Sphinx warns of, by the start of its warning.
 UNSEEN = (
-    ("inconsistent references", ": the same named links in another order; end the translation "
-                                "with #noqa, and each still leads where the English's does"),
-    ("inconsistent term references", ": a role that the English writes with ! (no link) or "
-                                     "without; write each as the English does"),
-)  # fmt: skip
+    (
+        "inconsistent references",
+        ": the same named links in another order; end the translation "
+        "with #noqa, and each still leads where the English's does",
+    ),
+    (
+        "inconsistent term references",
+        ": a role that the English writes with ! (no link) or without; write each as the English does",
+    ),
+)
 
 
 def refers(parsed):
     """Whether a message holds a reference, or markup its parse could not read."""
-    return bool(parsed.roles or parsed.refnames or parsed.notes or parsed.links or parsed.anonymous
-                or parsed.stray)  # fmt: skip
+    return bool(
+        parsed.roles or parsed.refnames or parsed.notes or parsed.links or parsed.anonymous or parsed.stray
+    )
 
 
 def alike(english, translated):

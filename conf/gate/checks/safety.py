@@ -72,8 +72,9 @@ def notebook_additions(english, translation):
         found.append((f"adds, in the tutorial's notebook (Markdown), an image: {url}", url))
     tags = Counter(translated.html) - Counter(english.html)
     if tags:
-        found.append(("adds, in the tutorial's notebook (Markdown), HTML: " + " ".join(sorted(tags)),
-                      min(tags)))  # fmt: skip
+        found.append(
+            ("adds, in the tutorial's notebook (Markdown), HTML: " + " ".join(sorted(tags)), min(tags))
+        )
     return found
 
 
@@ -90,8 +91,10 @@ def check(message):
         return
     hidden = added_controls(msgid, msgstr)
     if hidden:
-        yield error("holds invisible or direction-changing characters: "
-                    + ", ".join(controls("".join(hidden))), at=hidden[0])  # fmt: skip
+        yield error(
+            "holds invisible or direction-changing characters: " + ", ".join(controls("".join(hidden))),
+            at=hidden[0],
+        )
     missing = glyphless(msgid, msgstr)
     if missing:
         yield error(missing, at=next(c for c in msgstr if c not in msgid and not in_pdf(c)))
@@ -115,8 +118,7 @@ def check(message):
     tags = Counter(parse(msgstr, syntax, message.project.roles).html)
     tags -= Counter(parse(msgid, syntax, message.project.roles).html)
     if tags and syntax == "rst":  # in reST, HTML is text: the page shows the tags
-        yield warning("HTML tags are shown as text in reST: " + " ".join(sorted(tags)),
-                      at=min(tags))  # fmt: skip
+        yield warning("HTML tags are shown as text in reST: " + " ".join(sorted(tags)), at=min(tags))
     elif tags and syntax == "text":  # (in MyST, the paragraph's raw nodes, above)
         yield error("adds raw HTML: " + " ".join(sorted(tags)), at=min(tags))
     raw = Counter(_RAW_ROLE.findall(msgstr)) - Counter(_RAW_ROLE.findall(msgid))
@@ -143,9 +145,11 @@ def added(message, translated):
     shortcuts = _SHORTCUT.findall(msgid) if syntax == "myst" else []
     for why, url in only_words.refusals(msgid, msgstr, english, translated):
         if url and shortcuts and "host" in why:
-            yield warning(f"links to {url}: the English's [{shortcuts.pop(0)}] links through a "
-                          "definition elsewhere on the page; check that it is the same site",
-                          at=url)  # fmt: skip
+            yield warning(
+                f"links to {url}: the English's [{shortcuts.pop(0)}] links through a "
+                "definition elsewhere on the page; check that it is the same site",
+                at=url,
+            )
         elif url:
             yield error(f"adds {why}", at=url)
         elif why == only_words.SPANS_LINES:

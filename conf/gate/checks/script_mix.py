@@ -62,5 +62,4 @@ def check(message):
     found = other_script(message.msgstr, message.lang, message.msgid)
     if found:
         wrong = "Simplified" if script_of(message.lang) == "Hant" else "Traditional"
-        yield error(f"{wrong} characters in {message.lang}: {', '.join(found)}",
-                    at=found[0][0])  # fmt: skip
+        yield error(f"{wrong} characters in {message.lang}: {', '.join(found)}", at=found[0][0])

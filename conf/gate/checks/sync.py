@@ -42,6 +42,8 @@ def check(pot_dir, catalog_dir, load=read):
                 f"English no longer in the source: {brief(key[1])}; run make update-po",
             )
         for key in pot.keys() - catalog.keys():
-            yield Problem(*source_location(pot[key], pot_dir, pot_path), "out-of-sync",
-                          f"English missing from {shown(po_path)}: {brief(key[1])}; "
-                          "run make update-po")  # fmt: skip
+            yield Problem(
+                *source_location(pot[key], pot_dir, pot_path),
+                "out-of-sync",
+                f"English missing from {shown(po_path)}: {brief(key[1])}; run make update-po",
+            )

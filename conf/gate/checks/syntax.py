@@ -26,8 +26,14 @@ from babel.messages.checkers import python_format
 
 from catalogs import mo_files
 from catalogs.po import (
-    CatalogError, catalog_language, catalog_text, line_problems, messages, msgstr_line, parse,
-)  # fmt: skip
+    CatalogError,
+    catalog_language,
+    catalog_text,
+    line_problems,
+    messages,
+    msgstr_line,
+    parse,
+)
 
 from .common import Problem, shown
 
@@ -80,14 +86,23 @@ def committed_compiled(folder):
     wonder what it holds. Without git, nothing is reported.
     """
     try:
-        tracked = subprocess.run(["git", "ls-files", "-z", "--", "*.mo", "*.js"], cwd=folder,
-                                 capture_output=True, text=True, check=True).stdout  # fmt: skip
+        tracked = subprocess.run(
+            ["git", "ls-files", "-z", "--", "*.mo", "*.js"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
     except (OSError, subprocess.CalledProcessError):
         return
     for name in filter(None, tracked.split("\0")):
-        yield Problem(shown(Path(folder, name)), 1, "syntax",
-                      "a compiled file in the repository: translations are .po catalogs only "
-                      "(the build never uses it); remove it with git rm")  # fmt: skip
+        yield Problem(
+            shown(Path(folder, name)),
+            1,
+            "syntax",
+            "a compiled file in the repository: translations are .po catalogs only "
+            "(the build never uses it); remove it with git rm",
+        )
 
 
 def check(po_path):
