@@ -16,7 +16,7 @@ BASE         ?=
 PORT         ?= 8000
 RUNS         ?= 20
 LOAD         ?= 8
-SIDE_BY_SIDE ?= 1
+COPIES       ?= 1
 VERBOSE      ?=
 OUTPUTS      ?=
 SHARD        ?= 1/1
@@ -24,6 +24,8 @@ WORKERS      ?= auto
 OUT          ?= _build/outputs.json
 KEY          ?=
 export SPHINXOPTS VERBOSE
+# conf/ holds the build's packages: `python -m build.site`, and conf.py's extensions.
+export PYTHONPATH := $(CURDIR)/conf
 # Named in the "waiting for ..." message of a build that finds this one running.
 export DP_COMMAND := make $(or $(MAKECMDGOALS),help)
 
@@ -43,16 +45,16 @@ $(VENV)/.installed: requirements.txt
 venv: $(VENV)/.installed ## Create .venv from requirements.txt (done by every target)
 
 html: $(VENV)/.installed ## Build LANGUAGES (default: all) into _build/html/<lang>/; OUTPUTS= recordings to use; VERBOSE=1 shows Sphinx's progress; BASE=rev: interface strings may add only rev's glossary words
-	$(PY) conf/build/site.py html $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
+	$(PY) -m build.site html $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
 outputs: $(VENV)/.installed ## Execute the examples (SHARD=K/N for one shard) here; record their output into OUT, signed with KEY (unsigned without)
-	$(PY) conf/build/outputs.py record $(if $(KEY),--key "$(KEY)") --shard $(SHARD) --out $(OUT)
+	$(PY) -m build.outputs record $(if $(KEY),--key "$(KEY)") --shard $(SHARD) --out $(OUT)
 
 pdf: html ## Build LANGUAGES' PDF into _build/pdf/<lang>/ (after html; runs no example)
-	$(PY) conf/build/offline.py pdf $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
+	$(PY) -m build.offline pdf $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
 epub: html ## Build LANGUAGES' EPUB into _build/epub/<lang>/ (after html; runs no example)
-	$(PY) conf/build/offline.py epub $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
+	$(PY) -m build.offline epub $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
 gettext: $(VENV)/.installed ## Extract the English messages into _build/gettext/**.pot (a removed page's template goes)
 	$(PY) conf/catalogs/update.py extract _build/gettext
@@ -73,7 +75,7 @@ review: $(VENV)/.installed ## List fuzzy and untranslated entries with old/new E
 	$(PY) conf/catalogs/report.py review $(LANGUAGES)
 
 review-diff: $(VENV)/.installed ## What the catalogs' entries did since BASE (default: merge base with main): _build/review/
-	$(PY) conf/build/review_page.py $(if $(BASE),--base=$(BASE)) $(LANGUAGES)
+	$(PY) -m build.review_page $(if $(BASE),--base=$(BASE)) $(LANGUAGES)
 
 check: $(VENV)/.installed ## Check LANGUAGES' catalogs; STRICT=0 reports unfinished entries without failing; BASE=rev: only entries changed since rev
 	$(PY) conf/gate/run_checks.py --strict=$(STRICT) $(LANGUAGES)$(if $(BASE), --base=$(BASE))
@@ -82,7 +84,7 @@ seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC
 	$(PY) conf/catalogs/seed_zh_tw.py
 
 livehtml: $(VENV)/.installed ## Live preview of one language (default zh_CN) at http://127.0.0.1:PORT (default 8000)
-	$(PY) conf/build/live_preview.py $(LANGUAGES) --port $(PORT)
+	$(PY) -m build.live_preview $(LANGUAGES) --port $(PORT)
 
 test: $(VENV)/.installed ## Lint and check the layout (ruff.toml), then run the whole test suite (builds the site once), WORKERS at once
 	$(PY) -m ruff check --quiet conf tests tools
@@ -98,9 +100,10 @@ gpu-check: $(VENV)/.installed ## On a machine with GPUs: the CUDA tests, every c
 bench: $(VENV)/.installed ## Time fresh, partial and no-change builds and the live preview; print medians
 	$(PY) tools/bench.py
 
-stress: $(VENV)/.installed ## RUNS fresh builds (default 20) under LOAD busy loops, SIDE_BY_SIDE at once; count failures
-	$(PY) tools/stress.py --runs $(RUNS) --load $(LOAD) --side-by-side $(SIDE_BY_SIDE)
+stress: $(VENV)/.installed ## RUNS fresh builds (default 20) under LOAD busy loops, COPIES at once; count failures
+	$(PY) tools/stress.py --runs $(RUNS) --load $(LOAD) --copies $(COPIES)
 
 clean: ## Remove every generated file (exactly the .gitignore'd outputs); waits for a running build
-	$(PYTHON) conf/checkout_lock.py "$(DP_COMMAND)" -- sh -c \
-	  "rm -rf _build docs/auto_examples docs/sg_execution_times.rst && find locale -name '*.mo' -delete"
+	@flock -n .build.lock true || echo "waiting: $$(cat .build.lock) is using this checkout's generated files;" \
+	  "\`$(DP_COMMAND)\` starts when it is done (Ctrl-C to give up)"
+	flock .build.lock sh -c "rm -rf _build docs/auto_examples docs/sg_execution_times.rst && find locale -name '*.mo' -delete"

@@ -9,13 +9,9 @@ languages are the rows of ``languages.py``.
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-from languages import LANGUAGES  # noqa: E402  (needs the path above)
-from extensions.compiled_catalogs import compile_catalogs  # noqa: E402
-from extensions.gallery_reuse import skip_matplotlib_if_nothing_runs  # noqa: E402
-from site_layout import COMPILED, EXAMPLES, GALLERY, GALLERY_NAME, LOCALE  # noqa: E402
+from languages import LANGUAGES
+from extensions.compiled_catalogs import compile_catalogs
+from site_layout import COMPILED, CONF, DOCS, EXAMPLES, GALLERY_NAME, LOCALE
 
 # -- Project -----------------------------------------------------------------
 
@@ -38,7 +34,6 @@ extensions = [
     "extensions.gpu_tabs",
     "extensions.collapsed_sections",  # the code a page runs but does not teach, folded
     "extensions.example_guard",
-    "extensions.gallery_reuse",
     "extensions.reproducible_files",
     "extensions.recordings",  # recorded output (make html OUTPUTS=...): verified text only
     "extensions.provenance",
@@ -61,7 +56,7 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = [f"{GALLERY_NAME}/*.{kind}" for kind in ("ipynb", "py", "zip")]
 # Absolute: the gettext builder resolves template paths against the source
 # folder, the HTML builder against this one.
-templates_path = [os.path.join(HERE, "_templates")]
+templates_path = [str(CONF / "_templates")]
 # A link that does not resolve is a bug in every language.
 nitpicky = True
 
@@ -161,7 +156,7 @@ copybutton_exclude = ".linenos, .gp, .go"
 # -- Sphinx-Gallery ----------------------------------------------------------
 
 # The gallery's folders, relative to docs/, for Sphinx-Gallery and our extensions.
-examples_folder = os.path.relpath(EXAMPLES, os.path.join(HERE, "..", "docs"))
+examples_folder = os.path.relpath(EXAMPLES, DOCS)
 gallery_folder = GALLERY_NAME
 sphinx_gallery_conf = {
     "examples_dirs": examples_folder,
@@ -191,6 +186,5 @@ sphinx_gallery_conf = {
     "capture_repr": (),
     "matplotlib_animations": False,
 }
-skip_matplotlib_if_nothing_runs(EXAMPLES, GALLERY)
 # Seconds an example may run before the build gives up on it (-D example_timeout=3).
 example_timeout = 300

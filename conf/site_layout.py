@@ -4,6 +4,7 @@ its files are hashed (:func:`files_digest`) and written (:func:`write_if_changed
 import hashlib
 import os
 import re
+import shutil
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,3 +68,19 @@ def language_digest(lang):
         files += folder.rglob("*")
     generated = re.compile(rf"^docs/{GALLERY_NAME}/|__pycache__/|\.mo$")
     return files_digest(path for path in files if not generated.search(path.relative_to(ROOT).as_posix()))
+
+
+def copy_project(dest, with_gallery=True):
+    """Copy the sources, catalogs and build machinery into *dest*, sharing this checkout's .venv.
+
+    With *with_gallery*, also the executed gallery (docs/auto_examples): no example runs again.
+    """
+    dest = Path(dest)
+    for name in ("docs", "examples", "conf", "locale"):
+        shutil.copytree(ROOT / name, dest / name, symlinks=True)
+    if not with_gallery:
+        shutil.rmtree(dest / "docs" / GALLERY_NAME, ignore_errors=True)
+    for name in ("Makefile", "requirements.txt", ".readthedocs.yaml"):
+        shutil.copy2(ROOT / name, dest / name)
+    (dest / ".venv").symlink_to(ROOT / ".venv")
+    return dest

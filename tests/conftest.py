@@ -31,9 +31,11 @@ from bs4 import BeautifulSoup
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "conf"))
+os.environ["PYTHONPATH"] = str(ROOT / "conf")  # for `python -m build.site` and Sphinx, as make sets it
 
 from checkout_lock import acquire, outside_env  # noqa: E402
 from languages import LANGUAGES  # noqa: E402
+from site_layout import copy_project as _copy_project  # noqa: E402
 
 
 # Chromium's headless shell, where it is installed: the Chromium that Playwright's
@@ -261,11 +263,22 @@ def loaded_as_script(path):
 
 
 def copy_project(dest, with_gallery=True):
-    """build.project_copy.copy_project, while no other worker builds the site."""
-    from build.project_copy import copy_project as copy
-
+    """site_layout.copy_project, while no other worker builds the site."""
     with one_worker_at_a_time(sources=False):
-        return copy(dest, with_gallery)
+        return _copy_project(dest, with_gallery)
+
+
+def run_module(project, module, *args, timeout=900, **env):
+    """``python -m module *args`` in the checkout or copy *project*, as its Makefile runs it
+    (its own conf/ on the import path, its own build lock); return the completed process."""
+    return subprocess.run(
+        [sys.executable, "-m", module, *map(str, args)],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=outside_env(PYTHONPATH=str(Path(project) / "conf"), **env),
+    )
 
 
 def printed_lines(site, name, lang="en"):
@@ -282,7 +295,7 @@ def site():
     """Build all three languages once (incrementally) and return _build/html."""
     with one_worker_at_a_time():
         result = subprocess.run(
-            [sys.executable, "conf/build/site.py", "html"], cwd=ROOT, capture_output=True, text=True
+            [sys.executable, "-m", "build.site", "html"], cwd=ROOT, capture_output=True, text=True
         )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     return ROOT / "_build" / "html"
@@ -339,13 +352,7 @@ def mini_built(tmp_path_factory):
         if not done.exists():
             shutil.rmtree(project.parent, ignore_errors=True)
             mini_copy(project)
-            result = subprocess.run(
-                [sys.executable, "conf/build/site.py", "html"],
-                cwd=project,
-                capture_output=True,
-                text=True,
-                env=outside_env(),
-            )
+            result = run_module(project, "build.site", "html")
             assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
             done.touch()
     return project
@@ -549,14 +556,10 @@ def readthedocs_commands(pull_request=False):
     return [command for fmt in formats for command in jobs[fmt]]
 
 
-def build_offline(*args, cwd=ROOT):
-    """Run build_offline.py; return the completed process."""
+def build_offline(*args):
+    """Run ``python -m build.offline *args`` in this checkout; return the completed process."""
     return subprocess.run(
-        [sys.executable, "conf/build/offline.py", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=900,
+        [sys.executable, "-m", "build.offline", *args], cwd=ROOT, capture_output=True, text=True, timeout=900
     )
 
 

@@ -52,6 +52,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("PYTHONPATH", str(ROOT / "conf"))  # `python -m build.site`, as make runs it
 EXAMPLES = ROOT / "examples"
 LIMIT = 300  # seconds a reader's command may take
 SITE_LIMIT = 2400  # the three languages from nothing, on a fresh runner
@@ -289,7 +290,7 @@ def missing_lines(output, expected):
 
 def build_site(scratch):
     """The three languages, as ``make html`` builds them, for the tests that read the site."""
-    code, seconds, output = run([sys.executable, "conf/build/site.py", "html"], ROOT, limit=SITE_LIMIT)
+    code, seconds, output = run([sys.executable, "-m", "build.site", "html"], ROOT, limit=SITE_LIMIT)
     lines = [line for line in output.splitlines() if line.startswith("--- ")]
     return code, seconds, output, lines[-1] if lines else ""
 
@@ -357,7 +358,7 @@ def build_outputs(scratch):
     """``make outputs`` with a throwaway key; verify the recording; list its headers."""
     key = scratch / "throwaway.pem"
     made = subprocess.run(
-        [sys.executable, "conf/build/outputs.py", "keygen", str(key)],
+        [sys.executable, "-m", "build.outputs", "keygen", str(key)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -366,7 +367,7 @@ def build_outputs(scratch):
         return made.returncode, 0.0, made.stdout + made.stderr, "keygen failed"
     out = scratch / "outputs.json"
     code, seconds, output = run(
-        [sys.executable, "conf/build/outputs.py", "record", "--key", str(key), "--out", str(out)],
+        [sys.executable, "-m", "build.outputs", "record", "--key", str(key), "--out", str(out)],
         ROOT,
         limit=1200,
     )

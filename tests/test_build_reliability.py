@@ -17,7 +17,8 @@ import time
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import FIGURE_EXAMPLE, ROOT, mini_copy, outside_env
+from conftest import FIGURE_EXAMPLE, ROOT, mini_copy, outside_env, run_module
+from build import site
 from catalogs.po import read, write
 
 BROKEN = '"""\nBroken\n======\n"""\n\nraise RuntimeError("deliberately broken example")\n'
@@ -41,14 +42,7 @@ def digest(folder):
 
 def build(project, *langs, timeout=300, **env):
     """Run the site build in *project*; return the completed process."""
-    return subprocess.run(
-        [sys.executable, "conf/build/site.py", "html", *langs],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **env},
-    )
+    return run_module(project, "build.site", "html", *langs, timeout=timeout, **env)
 
 
 def assert_untouched(project, lang, before):
@@ -66,10 +60,9 @@ def test_failing_example_names_it_and_keeps_the_site(project):
     assert result.returncode != 0
     assert "plot_99_broken.py" in output and "Traceback" in output
     assert "deliberately broken example" in output
-    # zh_TW, started next to English, gave up without running anything itself.
-    zh_tw_log = result.stdout.split("--- zh_TW ---\n", 1)[1]
-    assert "not built: the first language's build failed" in zh_tw_log
-    assert "deliberately broken example" not in zh_tw_log
+    # zh_TW, built after English, gave up without executing the example again.
+    assert "--- building zh_TW" not in result.stdout
+    assert "--- zh_TW: not built: the examples did not all run" in result.stdout
     for lang, digests in before.items():
         assert_untouched(project, lang, digests)
 
@@ -183,8 +176,9 @@ def test_interrupted_build_keeps_the_site_and_recovers(project):
     marker = project / "mid-write"
 
     process = subprocess.Popen(
-        [sys.executable, "conf/build/site.py", "html", "en"],
+        [sys.executable, "-m", "build.site", "html", "en"],
         cwd=project,
+        env=outside_env(PYTHONPATH=str(project / "conf")),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -243,10 +237,9 @@ def test_fresh_builds_are_byte_identical_with_source_date_epoch(tmp_path):
     assert differing == []
 
 
-def test_unknown_language_is_refused(project):
-    result = build(project, "fr")
-    assert result.returncode == 2
-    assert "unknown language 'fr'" in result.stderr
+def test_unknown_language_is_refused(capsys):
+    assert site.main(["html", "fr"]) == 2
+    assert "unknown language 'fr'" in capsys.readouterr().err
 
 
 def test_example_that_would_not_run_fails_the_build(project):
@@ -290,109 +283,39 @@ def test_incremental_build_renames_a_page_everywhere(project):
         assert old_title not in navigation, page
 
 
-def test_nothing_to_run_follows_sphinx_gallerys_checksums(site, tmp_path):
-    """matplotlib is skipped only when Sphinx-Gallery would run no example."""
-    from extensions.gallery_reuse import stale_examples
-
-    root = site.parent.parent
-    examples, gallery = root / "examples", root / "docs" / "auto_examples"
-    assert stale_examples(examples, gallery) == []  # the session build just ran them all
-    # A copy of the gallery where one example's checksum no longer matches its
-    # script: that example, and it alone, would run again.
-    copy = tmp_path / "gallery"
-    shutil.copytree(gallery, copy, ignore=shutil.ignore_patterns("images", "*.ipynb", "*.zip"))
-    first = sorted(examples.glob("plot_*.py"))[0].name
-    (copy / f"{first}.md5").write_text("0" * 32)
-    assert stale_examples(examples, copy) == [first]
+def test_stale_examples_follow_sphinx_gallerys_checksums(mini_site):
+    """The examples the build says it executes are those Sphinx-Gallery's checksums say changed."""
+    examples, gallery = mini_site / "examples", mini_site / "docs" / "auto_examples"
+    assert site.stale_examples(examples, gallery) == []  # the build just executed them all
+    (examples / "plot_01_tiny.py").write_text((examples / "plot_01_tiny.py").read_text() + "print(2)\n")
+    assert site.stale_examples(examples, gallery) == ["plot_01_tiny.py"]
 
 
-def test_changed_example_is_not_reused(tmp_path):
-    from extensions.gallery_reuse import stale_examples
-    from sphinx_gallery.utils import get_md5sum
-
-    examples, gallery = tmp_path / "examples", tmp_path / "gallery"
-    examples.mkdir(), gallery.mkdir()
-    script = examples / "plot_x.py"
-    script.write_text('"""T\n=\n"""\nprint(1)\n')
-    (gallery / "plot_x.py.md5").write_text(get_md5sum(script, mode="t"))
-    assert stale_examples(examples, gallery) == []
-    script.write_text('"""T\n=\n"""\nprint(2)\n')
-    assert stale_examples(examples, gallery) == ["plot_x.py"]
-
-
-# -- No two processes write the same generated file ----------------------------
-
-# Loaded into the copy's Sphinx. An audit hook records every write under
-# docs/auto_examples/ (any open for writing, rename, removal, mkdir) to
-# writes/<pid>-<role>.log; in a language that reuses the gallery (a
-# follower, -D reuse_gallery=1) such a write also raises, so the build fails.
-# The followers are held at a barrier until both arrive, then released
-# together right where Sphinx-Gallery would regenerate the gallery's pages:
-# the interleaving that used to make one of them lose its index.rst.new.
-WRITE_PROBE = """
-import os, pathlib, sys, time
-
-WRITING = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-CHANGES = {"os.rename", "os.remove", "os.rmdir", "os.mkdir", "os.truncate",
-           "shutil.rmtree", "os.utime", "os.chmod", "os.link", "os.symlink"}
-
-def setup(app):
-    root = pathlib.Path(app.srcdir).parent
-    gallery = str(pathlib.Path(app.srcdir, "auto_examples")) + os.sep
-    follower = "reuse_gallery=1" in sys.argv
-    extract = "gettext" in sys.argv  # the extraction of the English, before the translations
-    kind = "extract" if extract and follower else "follower" if follower else "lead"
-    (root / "writes").mkdir(exist_ok=True)
-    log = root / "writes" / f"{os.getpid()}-{kind}.log"
-    log.touch()
-
-    def hook(event, args):
-        if event == "open":
-            paths = [args[0]] if isinstance(args[2], int) and args[2] & WRITING else []
-        elif event in CHANGES:
-            paths = [a for a in args[:2] if isinstance(a, (str, bytes, os.PathLike))]
-        else:
-            return
-        hits = [os.fsdecode(p) for p in paths if os.fsdecode(p).startswith(gallery)]
-        if hits:
-            with open(log, "a") as out:
-                out.write(f"{event} {hits[0]}\\n")
-            if follower:
-                raise PermissionError(f"a follower wrote into the gallery: {hits[0]}")
-
-    sys.addaudithook(hook)
-    if follower and not extract:
-        def barrier(app):
-            arrived = root / "barrier"
-            arrived.mkdir(exist_ok=True)
-            (arrived / str(os.getpid())).touch()
-            deadline = time.monotonic() + 240
-            while len(list(arrived.iterdir())) < 2 and time.monotonic() < deadline:
-                time.sleep(0.01)
-        # Before the gallery step (500).
-        app.connect("builder-inited", barrier, priority=150)
+# A tutorial that counts its executions in a file beside the examples' folder.
+COUNTS_ITS_RUNS = '''"""
+Counts its runs
+===============
 """
 
+from pathlib import Path
 
-def test_followers_never_write_the_gallery(tmp_path):
+with open(Path(__file__).parent.parent / "runs.txt", "a") as runs:
+    runs.write("ran\\n")
+'''
+
+
+def test_each_example_executes_once_for_every_language_and_offline_copy(tmp_path):
+    """Built one after another, the languages after the first and the EPUB execute nothing."""
     project = mini_copy(tmp_path / "project")  # nothing executed yet
-    (project / "conf" / "write_probe.py").write_text(WRITE_PROBE, "utf-8")
-    conf = project / "conf" / "conf.py"
-    conf.write_text(conf.read_text("utf-8") + '\nextensions.append("write_probe")\n', "utf-8")
-
+    (project / "examples" / "plot_02_counts.py").write_text(COUNTS_ITS_RUNS, "utf-8")
     result = build(project, "en", "zh_CN", "zh_TW")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    logs = {path.name: path.read_text() for path in (project / "writes").iterdir()}
-    leads = [text for name, text in logs.items() if name.endswith("-lead.log")]
-    followers = {name: text for name, text in logs.items() if name.endswith("-follower.log")}
-    # The probe sees the lead generating the gallery, so it would see a follower.
-    assert len(leads) == 1 and "index.rst" in leads[0] and ".rst" in leads[0]
-    # The English extracted for the translations' counts reads the lead's gallery too.
-    extracts = [text for name, text in logs.items() if name.endswith("-extract.log")]
-    assert extracts == [""]
-    assert len(followers) == 2
-    assert len(list((project / "barrier").iterdir())) == 2  # both were released at once
-    assert followers == {name: "" for name in followers}
+    assert (project / "runs.txt").read_text() == "ran\n"
+    said = re.findall(r"^--- (.+) executes (\d+) example", result.stdout, re.M)
+    assert said == [("en", "2"), ("the extraction of the English", "0"), ("zh_CN", "0"), ("zh_TW", "0")]
+    result = run_module(project, "build.offline", "epub", "zh_TW")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert (project / "runs.txt").read_text() == "ran\n"
 
 
 # Loaded into the copy's Sphinx: when the first page is written, say so and
@@ -418,9 +341,9 @@ def start_paused_build(project, *langs):
     (project / "conf" / "pause_until_resumed.py").write_text(PAUSE_UNTIL_RESUMED, "utf-8")
     conf = project / "conf" / "conf.py"
     conf.write_text(conf.read_text("utf-8") + '\nextensions.append("pause_until_resumed")\n')
-    env = {**outside_env(), "DP_COMMAND": "the first build"}
+    env = outside_env(DP_COMMAND="the first build", PYTHONPATH=str(project / "conf"))
     process = subprocess.Popen(
-        [sys.executable, "conf/build/site.py", "html", *langs],
+        [sys.executable, "-m", "build.site", "html", *langs],
         cwd=project,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -505,17 +428,21 @@ def test_the_lock_goes_with_a_killed_build(project):
 
 def test_a_build_started_during_make_test_waits_and_says_for_what():
     """README, "One build at a time": `make html` started while `make test` reads this
-    checkout's site waits for it, and says so. Through the lock every build target takes
-    (checkout_lock.py, as the Makefile calls it), running `true` where the build would."""
+    checkout's site waits for it, and says so: through the lock every build takes, holding
+    it for nothing where the build would build."""
     waiting = subprocess.Popen(
-        [sys.executable, "conf/checkout_lock.py", "make html", "--", "true"],
+        [
+            sys.executable,
+            "-c",
+            f"from checkout_lock import held\nwith held({str(ROOT)!r}, 'make html'): pass",
+        ],
         cwd=ROOT,
-        env=outside_env(),
+        env=outside_env(PYTHONPATH=str(ROOT / "conf")),
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        said = waiting.stderr.readline()  # `true` would have run and the line stayed empty
+        said = waiting.stderr.readline()  # the lock would have been taken and the line stayed empty
         assert said.startswith("waiting: `make test` (pid "), said
         assert "`make html` starts when it is done" in said
         time.sleep(0.5)
@@ -523,19 +450,6 @@ def test_a_build_started_during_make_test_waits_and_says_for_what():
     finally:
         waiting.kill()
         waiting.wait()
-
-
-def test_a_follower_refuses_a_stale_gallery(project):
-    """A language told to reuse the gallery never publishes pages older than their example."""
-    example = project / "examples" / "plot_01_tiny.py"
-    example.write_text(example.read_text("utf-8") + '\nprint("changed after the gallery ran")\n')
-    before = digest(project / "_build" / "html" / "zh_TW")
-    result = build(project, "zh_TW", SPHINXOPTS="-W --keep-going -D reuse_gallery=1")
-    assert result.returncode != 0
-    output = result.stdout + result.stderr
-    assert "out of date for: plot_01_tiny.py" in output
-    assert "changed after the gallery ran" not in output  # it did not run the example
-    assert_untouched(project, "zh_TW", before)
 
 
 def switcher(project, lang, page):

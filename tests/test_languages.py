@@ -4,12 +4,11 @@ the mini site)."""
 import re
 import shutil
 import subprocess
-import sys
 
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import outside_env
+from conftest import outside_env, run_module
 from languages import LANGUAGES, select
 
 JAPANESE = """    Language("ja", "ja", "ja", "日本語", "Jpan", "言語を選択"),\n"""
@@ -120,18 +119,14 @@ def test_stat_and_the_status_page_show_the_new_language(four_languages):
 
 @pytest.mark.gettext
 def test_read_the_docs_builds_the_new_language(four_languages, tmp_path):
-    env = outside_env(
+    result = run_module(
+        four_languages,
+        "build.site",
+        "readthedocs",
         READTHEDOCS="True",
         READTHEDOCS_LANGUAGE="ja",
         READTHEDOCS_VERSION="latest",
         READTHEDOCS_OUTPUT=str(tmp_path / "out"),
-    )
-    result = subprocess.run(
-        [sys.executable, "conf/build/site.py", "readthedocs"],
-        cwd=four_languages,
-        env=env,
-        capture_output=True,
-        text=True,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     page = BeautifulSoup((tmp_path / "out/html/index.html").read_text("utf-8"), "html.parser")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import mini_copy, outside_env
+from build import live_preview
 from catalogs.po import is_translated, messages, read, write  # conf/ is on sys.path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,7 +90,7 @@ def preview(tmp_path_factory):
     # Nothing of the preview is left running.
     assert (
         subprocess.run(
-            ["pgrep", "-f", f"live_preview.py zh_TW --port {port}"], capture_output=True
+            ["pgrep", "-f", f"build.live_preview zh_TW --port {port}"], capture_output=True
         ).returncode
         == 1
     )
@@ -185,34 +186,19 @@ def test_an_example_edit_reexecutes_it_in_the_preview(preview):
     assert re.search(r"sphx-glr-script-out.*executed by the preview", page, re.DOTALL)
 
 
-def test_a_port_in_use_is_a_clear_error(tmp_path):
+def test_a_port_in_use_is_a_clear_error(capsys):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = subprocess.run(
-            ["make", "--no-print-directory", "livehtml", "LANGUAGE=zh_TW", f"PORT={port}"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=outside_env(),
-            cwd=ROOT,
-        )
-    assert result.returncode != 0
-    assert f"port {port} on 127.0.0.1 is in use" in result.stderr
-    assert "Traceback" not in result.stderr
+        assert live_preview.main(["zh_TW", "--port", str(port)]) == 2
+    said = capsys.readouterr().err
+    assert f"port {port} on 127.0.0.1 is in use" in said and f"make livehtml PORT={port + 1}" in said
 
 
-def test_an_unknown_language_is_a_clear_error():
-    result = subprocess.run(
-        ["make", "--no-print-directory", "livehtml", "LANGUAGE=fr", f"PORT={free_port()}"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=outside_env(),
-    )
-    assert result.returncode != 0
-    assert "unknown language 'fr'" in result.stderr
+def test_an_unknown_language_is_a_clear_error(capsys):
+    assert live_preview.main(["fr", "--port", str(free_port())]) == 2
+    assert "unknown language 'fr'" in capsys.readouterr().err
 
 
 # -- What the preview serves is what make html would publish (issue 30) -------------

@@ -54,7 +54,7 @@ def test_stat_status_page_and_notice_count_alike_against_the_current_english(min
     (project / "docs" / "status.md").write_text(
         "# Status\n\nHow far each page is translated.\n\n```{translation-status}\n```\n", "utf-8"
     )
-    run(project, sys.executable, "conf/build/site.py", "html", "zh_TW")
+    run(project, "make", "--no-print-directory", "html", "LANGUAGES=zh_TW")
     rows = stat_rows(project, "zh_TW")
     assert rows["index"][1] == 1, rows  # the edited paragraph: outdated
     assert rows["status"][:2] == (0, 0) and rows["status"][2] >= 2, rows  # listed, untranslated

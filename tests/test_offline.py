@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 from conftest import copy_project
-from conftest import build_offline
+from conftest import run_module
 from fontTools.ttLib import TTCollection
 from languages import LANGUAGES
 from pypdf import PdfReader
@@ -312,7 +312,7 @@ def test_missing_glyph_fails_naming_character_and_page(project):
     old.write_bytes(b"%PDF last good copy")
     page = project / "docs" / "translating.md"
     page.write_text(page.read_text("utf-8") + "\nThe hieroglyph \U00013000 has no font here.\n", "utf-8")
-    result = build_offline("pdf", "en", cwd=project)
+    result = run_module(project, "build.offline", "pdf", "en")
     output = result.stdout + result.stderr
     assert result.returncode == 1, output[-3000:]
     message = next(line for line in output.splitlines() if "missing character" in line)
@@ -323,7 +323,7 @@ def test_missing_glyph_fails_naming_character_and_page(project):
 
 def test_stale_gallery_is_refused_without_running_examples(site, tmp_path):
     project = copy_project(tmp_path / "project", with_gallery=False)
-    result = build_offline("epub", "zh_TW", cwd=project)
+    result = run_module(project, "build.offline", "epub", "zh_TW")
     assert result.returncode == 1
     assert "make html" in result.stderr and "plot_01_dataparallel" in result.stderr
     assert not (project / "docs" / "auto_examples").exists()

@@ -17,7 +17,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import tracemalloc
 from pathlib import Path
 
@@ -27,8 +26,9 @@ from docutils import nodes
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from build import outputs
 from build.outputs import NotPublished, OutputsError, fetch, published, shard_of
-from conftest import ROOT, mini_copy, one_worker_at_a_time, outside_env
+from conftest import ROOT, mini_copy, one_worker_at_a_time, outside_env, run_module
 from extensions.recordings import (
     MAX_FILE,
     RECORDED_SOURCES,
@@ -583,30 +583,8 @@ def test_a_recordings_markup_makes_no_element_request_or_navigation(recorder, tm
     tmp, project, path = recorder
     gpus = resigned(contents(path), tmp_path / "gpus.json", change=on_real_gpus)
     site = tmp_path / "site"
-    built = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "sphinx",
-            "-b",
-            "html",
-            "-q",
-            "-c",
-            "conf",
-            "-D",
-            "language=en",
-            "-D",
-            f"recordings={gpus}",
-            "-d",
-            str(tmp_path / "doctrees"),
-            "docs",
-            str(site),
-        ],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    args = ["-b", "html", "-q", "-c", "conf", "-D", "language=en", "-D", f"recordings={gpus}"]
+    built = run_module(project, "sphinx", *args, "-d", tmp_path / "doctrees", "docs", site, timeout=600)
     assert built.returncode == 0, built.stderr[-3000:]
     root = serve(site)
     page, dialogs, requests = visit(root + TUTORIAL)
@@ -656,14 +634,7 @@ def test_read_the_docs_uses_the_published_recording_of_its_commit(recorder, tmp_
         "DP_OUTPUTS_URL": f"{base}outputs-{{commit}}.json {base}outputs-latest.json",
         "SOURCE_DATE_EPOCH": EPOCH,
     }
-    result = subprocess.run(
-        [sys.executable, "conf/build/site.py", "readthedocs"],
-        cwd=project,
-        env=outside_env(**env),
-        capture_output=True,
-        text=True,
-    )
-    log = ok(result)
+    log = ok(run_module(project, "build.site", "readthedocs", **env))
     assert log.count(f"recorded output used ({url}; commit") == EXAMPLES
     page = tmp_path / "out" / "html" / TUTORIAL
     assert (
@@ -671,21 +642,10 @@ def test_read_the_docs_uses_the_published_recording_of_its_commit(recorder, tmp_
     )
 
 
-def test_a_signing_key_is_made_once_and_never_overwritten(tmp_path):
+def test_a_signing_key_is_made_once_and_never_overwritten(tmp_path, capsys):
     private = tmp_path / "key.pem"
-    made = subprocess.run(
-        [sys.executable, "conf/build/outputs.py", "keygen", str(private)],
-        capture_output=True,
-        text=True,
-        cwd=Path(__file__).parents[1],
-    )
-    assert made.returncode == 0 and oct(private.stat().st_mode & 0o777) == "0o600"
-    public = made.stdout.split()[0]
+    assert outputs.main(["keygen", str(private)]) == 0 and oct(private.stat().st_mode & 0o777) == "0o600"
+    public = capsys.readouterr().out.split()[0]
     assert len(base64.b64decode(public)) == 32
-    again = subprocess.run(
-        [sys.executable, "conf/build/outputs.py", "keygen", str(private)],
-        capture_output=True,
-        text=True,
-        cwd=Path(__file__).parents[1],
-    )
-    assert again.returncode == 2 and "exists; not overwritten" in again.stderr
+    assert outputs.main(["keygen", str(private)]) == 2
+    assert "exists; not overwritten" in capsys.readouterr().err

@@ -935,8 +935,12 @@ def test_the_build_refuses_a_translation_for_its_errors_not_its_warnings(tmp_pat
     first, second = [m for m in messages(catalog) if is_translated(m) and literal.search(m.string)][:2]
 
     def refused():
-        """The translations make html would not publish, as build_site.py decides."""
-        code = "from build.site import CONTENT_CHECKS, refused; print(refused(['zh_TW'], CONTENT_CHECKS))"
+        """The translations make html would not publish, as build/site.py decides."""
+        code = (
+            "import sys; from build.site import CONTENT_CHECKS, refused\n"
+            "langs, problems = refused(['zh_TW'], CONTENT_CHECKS)\n"
+            "print(langs); sys.stderr.write(''.join(f'{p}\\n' for p in problems))"
+        )
         result = subprocess.run(
             [sys.executable, "-c", code], cwd=project / "conf", capture_output=True, text=True, check=True
         )

@@ -585,7 +585,8 @@ def test_a_preview_without_the_base_fails_clearly(pull_request, tmp_path):
         "READTHEDOCS_VERSION_TYPE": "external",
         "READTHEDOCS_OUTPUT": str(tmp_path / "out"),
     }
-    result = run([sys.executable, "conf/build/site.py", "readthedocs"], lonely, env=env, ok=False)
+    env["PYTHONPATH"] = str(lonely / "conf")
+    result = run([sys.executable, "-m", "build.site", "readthedocs"], lonely, env=env, ok=False)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "cannot find the commit this pull request is based on" in result.stderr
     assert not (tmp_path / "out").exists()

@@ -16,12 +16,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import outside_env, sphinx_build
+from conftest import outside_env, run_module, sphinx_build
 from conftest import SCRIPTED
 from babel.messages.pofile import write_po
 from catalogs.po import messages, read  # conf/ is on sys.path (conftest)
@@ -524,28 +523,8 @@ def test_make_html_refuses_the_issues_attacks_and_a_preview_runs_none(mini_site,
 
     # A host that published a build without -W would serve this: nothing runs.
     preview = tmp_path / "preview"
-    built = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "sphinx",
-            "-b",
-            "html",
-            "-q",
-            "-c",
-            "conf",
-            "-D",
-            "language=zh_TW",
-            "-d",
-            str(tmp_path / "doctrees"),
-            "docs",
-            str(preview),
-        ],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    args = ["-b", "html", "-q", "-c", "conf", "-D", "language=zh_TW", "-d", tmp_path / "doctrees"]
+    built = run_module(project, "sphinx", *args, "docs", preview, timeout=600)
     assert built.returncode != 0
     root = serve(preview)
     tutorial_page = "auto_examples/plot_01_tiny.html"

@@ -55,7 +55,7 @@ def shown(messages):
 def test_every_page_passes_the_nu_html_checker(site, tmp_path):
     review = tmp_path / "review"
     made = subprocess.run(
-        [sys.executable, "conf/build/review_page.py", "--base", "HEAD", "--out", str(review)],
+        [sys.executable, "-m", "build.review_page", "--base", "HEAD", "--out", str(review)],
         cwd=ROOT,
         capture_output=True,
         text=True,

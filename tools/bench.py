@@ -28,8 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conf"))  # conf/: languages and the packages
 from checkout_lock import outside_env  # noqa: E402
-from build.project_copy import copy_project  # noqa: E402
-from site_layout import ROOT  # noqa: E402
+from site_layout import ROOT, copy_project  # noqa: E402
 from catalogs.po import is_translated, messages, read, write  # noqa: E402
 
 EXAMPLE = "examples/plot_01_dataparallel.py"

@@ -3,12 +3,12 @@
 Each run copies the project into a scratch folder with nothing generated (no
 ``_build``, no executed gallery) and runs ``make html`` there, while LOAD busy
 loops keep every core loaded, as on a shared CI machine or a Read the Docs
-builder. With ``--side-by-side M``, M copies build at the same time in each
-run, as three clones building at once on one machine would. Timing bugs that
+builder. With ``--copies M``, M copies build at the same time in each run, as
+M clones building at once on one machine would. Timing bugs that
 a quiet machine hides show up here; the tests force the known ones
 deterministically (tests/test_build_reliability.py).
 
-Usage: python tools/stress.py [--runs N] [--load K] [--side-by-side M] [--languages "en zh_TW"]
+Usage: python tools/stress.py [--runs N] [--load K] [--copies M] [--languages "en zh_TW"]
 
 Prints one line per build and a summary (builds, failures, median and
 slowest time); the log of every failed build is kept and its path printed.
@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conf"))  # conf/: languages and the packages
-from build.project_copy import copy_project  # noqa: E402
+from site_layout import copy_project  # noqa: E402
 
 
 def busy():
@@ -58,12 +58,12 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--load", type=int, default=8, help="busy loops running meanwhile")
     parser.add_argument(
-        "--side-by-side", type=int, default=1, metavar="M", help="copies building at once in each run"
+        "--copies", type=int, default=1, metavar="M", help="copies building at once in each run"
     )
     parser.add_argument("--languages", default="en zh_CN zh_TW")
     args = parser.parse_args(argv)
-    if args.runs < 1 or args.side_by_side < 1 or args.load < 0:
-        parser.error("--runs and --side-by-side must be at least 1, --load at least 0")
+    if args.runs < 1 or args.copies < 1 or args.load < 0:
+        parser.error("--runs and --copies must be at least 1, --load at least 0")
 
     kept = Path(tempfile.mkdtemp(prefix="dp-stress-logs-"))
     loops = [multiprocessing.Process(target=busy, daemon=True) for _ in range(args.load)]
@@ -71,15 +71,15 @@ def main(argv=None):
         loop.start()
     results = []
     print(
-        f"{args.runs} run(s) of {args.side_by_side} fresh build(s) each, "
+        f"{args.runs} run(s) of {args.copies} fresh build(s) each, "
         f"{args.load} busy loop(s) meanwhile, languages: {args.languages}",
         flush=True,
     )
     try:
         for run in range(1, args.runs + 1):
             with tempfile.TemporaryDirectory(prefix="dp-stress-") as tmp:
-                folders = [Path(tmp) / f"copy-{i}" for i in range(args.side_by_side)]
-                with ThreadPoolExecutor(max_workers=args.side_by_side) as pool:
+                folders = [Path(tmp) / f"copy-{i}" for i in range(args.copies)]
+                with ThreadPoolExecutor(max_workers=args.copies) as pool:
                     done = list(pool.map(lambda f: fresh_build(f, args.languages), folders))
                 for copy, (ok, seconds, log) in enumerate(done, 1):
                     where = ""

@@ -1,44 +1,24 @@
 """Live preview of one language: rebuild on every save, reload the page (make livehtml).
 
-Usage:
-    python conf/build/live_preview.py [LANG] [--port 8000] [--host 127.0.0.1]
-
 Serves ``_build/live/<LANG>/`` at ``http://HOST:PORT/<LANG>/`` and rebuilds it
 whenever a file under ``docs/``, ``examples/``, ``locale/`` or ``conf/``
-changes: a catalog edit (the tutorials' catalogs included), a page, an
-example (which re-executes, as ``make html`` would) or the build machinery.
-The generated ``docs/auto_examples/`` and compiled ``.mo`` files are not
-watched. Open pages reload themselves after each rebuild.
+changes (not the generated gallery nor the compiled catalogs); open pages
+reload themselves. Each rebuild runs what ``make html`` refuses before it
+publishes (build.site.preflight), then Sphinx into a staging copy of the served
+pages, swapped in only if both passed; after a failed one every page carries a
+banner in its language saying why (extensions/preview_banner.py). The other
+languages are served from ``_build/html/``, so that the language switcher works.
 
-It serves exactly what ``make html`` would publish, or the last good pages:
-each rebuild first runs the checks ``make html`` runs (a catalog gettext
-would reject, a translation that breaks its page: build_site.refused), then
-Sphinx into a staging copy of the served pages, and swaps that copy in
-(atomically: the served folder is a link, replaced at once) only if both
-passed. After a failed rebuild every page it serves carries a banner in the
-page's language (extensions/preview_banner.py) saying why, as
-``make html`` reports it. The other languages are served from
-``_build/html/`` (the last ``make html``), so that the language switcher
-works.
-
-Why not sphinx-autobuild: it starts a fresh ``sphinx-build`` for every change,
-and importing Sphinx, the theme and the extensions plus loading jieba's
-dictionary took longer than the rebuild itself. Here one process imports
-them once and forks a child for each rebuild, so every rebuild starts warm
-and still runs in a process of its own (nothing leaks from one to the next).
-Each rebuild takes the checkout's build lock, so it waits for a running
-``make html`` and says so.
-
-Exit codes: 0 stopped with Ctrl-C, 2 bad usage (unknown language, port in use).
+Unlike sphinx-autobuild, which starts a new ``sphinx-build`` for every change,
+one process imports Sphinx, the extensions' libraries and jieba's dictionary
+once and forks a warm child for each rebuild.
 """
 
 import argparse
-import contextlib
 import errno
 import functools
 import http.server
 import importlib
-import io
 import json
 import os
 import re
@@ -51,10 +31,23 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
-from languages import LANGUAGES, SOURCE, TRANSLATIONS, by_sphinx_code, select  # noqa: E402
-from extensions.preview_banner import banner  # noqa: E402
-from site_layout import BUILD, CONF, ROOT, write_if_changed  # noqa: E402
+# Imported once here, for every rebuild's child: the Sphinx stack our conf.py loads.
+import babel.messages.pofile  # noqa: F401
+import docutils.parsers.rst  # noqa: F401
+import furo  # noqa: F401
+import jieba
+import myst_parser.parsers.sphinx_  # noqa: F401
+import notfound.extension  # noqa: F401
+import sphinx.builders.html  # noqa: F401
+import sphinx.search.zh  # noqa: F401
+import sphinx_copybutton  # noqa: F401
+import sphinx_design  # noqa: F401
+import sphinx_gallery.gen_gallery  # noqa: F401
+from sphinx.cmd.build import main as sphinx_main
+
+from languages import LANGUAGES, TRANSLATIONS, by_sphinx_code, select
+from extensions.preview_banner import banner
+from site_layout import BUILD, CONF, ROOT, write_if_changed
 
 WATCHED = ("docs", "examples", "locale", "conf")
 NOT_WATCHED = ("docs/auto_examples/",)
@@ -104,24 +97,10 @@ def snapshot(root):
 
 
 def warm_up(lang):
-    """Import what every rebuild needs, once, in the process that forks them."""
-    import docutils.parsers.rst  # noqa: F401
-    import furo  # noqa: F401
-    import myst_parser.parsers.sphinx_  # noqa: F401
-    import notfound.extension  # noqa: F401
-    import babel.messages.pofile  # noqa: F401
-    import sphinx.builders.html  # noqa: F401
-    import sphinx.cmd.build  # noqa: F401
-    import sphinx_copybutton  # noqa: F401
-    import sphinx_design  # noqa: F401
-    import sphinx_gallery.gen_gallery  # noqa: F401
-
+    """Load jieba's dictionary once, for the rebuilds of a Chinese language: most of their start-up."""
     if by_sphinx_code(lang).chinese:
-        import jieba
-        import sphinx.search.zh  # noqa: F401
-
         jieba.setLogLevel(60)
-        jieba.initialize()  # its dictionary is most of a zh build's start-up
+        jieba.initialize()
 
 
 OURS = tuple(str(ROOT / folder) + os.sep for folder in ("conf", "examples"))
@@ -130,31 +109,6 @@ OURS = tuple(str(ROOT / folder) + os.sep for folder in ("conf", "examples"))
 def is_ours(module):
     """True for a module of this repository (conf/, examples/): never kept warm."""
     return str(getattr(module, "__file__", "") or "").startswith(OURS)
-
-
-def preflight(lang):
-    """Run what ``make html`` checks before it publishes *lang*; return why it would refuse, or ''.
-
-    A catalog gettext would reject stops the build; a translation with errors
-    of make check's content checks is not published (build_site.refused,
-    which prints each problem). The English the translations are counted
-    against is extracted first, as ``make html`` does.
-    """
-    # Imported here, in the child, after it dropped our modules: an edit to conf/ is what runs.
-    from build.site import CONTENT_CHECKS, refused
-    from catalogs.progress import ExtractionError, fresh_templates
-
-    if lang == SOURCE.sphinx:
-        return ""
-    try:
-        fresh_templates()
-    except ExtractionError as err:
-        return f"extracting the English failed:\n{err}"
-    said = io.StringIO()
-    with contextlib.redirect_stderr(said):
-        broken = refused([lang], {"syntax"} | CONTENT_CHECKS)
-    sys.stderr.write(said.getvalue())
-    return said.getvalue() if broken else ""
 
 
 def errors_of(log):
@@ -179,10 +133,11 @@ def build(lang, outdir, doctrees):
             for name, module in list(sys.modules.items()):
                 if is_ours(module):
                     del sys.modules[name]
+            # Imported again after the lines above: an edit to conf/ is what runs.
+            from build.site import preflight
+
             why = preflight(lang)
             if not why:
-                from sphinx.cmd.build import main
-
                 ran = True
                 options = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
                 log = outdir.with_name(outdir.name + ".log")
@@ -190,22 +145,18 @@ def build(lang, outdir, doctrees):
                     saved = os.dup(2)
                     os.dup2(said.fileno(), 2)  # Sphinx's warnings, for the banner too
                     try:
-                        code = main(
-                            [
-                                "-b",
-                                "html",
-                                "-q",
-                                "-c",
-                                str(CONF),
-                                "-D",
-                                f"language={lang}",
-                                "-d",
-                                str(doctrees),
-                                *options,
-                                str(ROOT / "docs"),
-                                str(outdir),
-                            ]
-                        )
+                        args = [
+                            "-b",
+                            "html",
+                            "-q",
+                            "-c",
+                            str(CONF),
+                            "-D",
+                            f"language={lang}",
+                            "-d",
+                            str(doctrees),
+                        ]
+                        code = sphinx_main([*args, *options, str(ROOT / "docs"), str(outdir)])
                     finally:
                         sys.stderr.flush()
                         os.dup2(saved, 2)
@@ -391,7 +342,7 @@ def serve(listener, directory, status_file, lang):
 
 
 def bind(host, port):
-    """Return a listening socket on *host*:*port*, or exit with a clear message."""
+    """Return a listening socket on *host*:*port*; ValueError saying why there is none."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     # As every server does: a port left in TIME_WAIT by a stopped preview is
     # free; one another program listens on is still refused.
@@ -401,11 +352,10 @@ def bind(host, port):
     except OSError as err:
         listener.close()
         if err.errno == errno.EADDRINUSE:
-            sys.exit(
-                f"error: port {port} on {host} is in use (another preview?);"
-                f" choose another one: make livehtml PORT={port + 1}"
-            )
-        sys.exit(f"error: cannot listen on {host}:{port}: {err.strerror}")
+            raise ValueError(
+                f"port {port} on {host} is in use (another preview?); choose another one: make livehtml PORT={port + 1}"
+            ) from None
+        raise ValueError(f"cannot listen on {host}:{port}: {err.strerror}") from None
     listener.listen(16)
     return listener
 
@@ -425,7 +375,7 @@ def build_the_others(lang):
         return
     print(f"Building {' '.join(missing)} once with make html, for the language switcher...", flush=True)
     env = {**os.environ, "DP_COMMAND": f"make html for the preview of {lang}"}
-    subprocess.run([sys.executable, str(CONF / "build" / "site.py"), "html", *missing], cwd=ROOT, env=env)
+    subprocess.run([sys.executable, "-m", "build.site", "html", *missing], cwd=ROOT, env=env)
 
 
 def write_status(status_file, build_number, ok, seconds, why=""):
@@ -448,12 +398,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         langs = select(args.language) if args.language else TRANSLATIONS[:1]
+        if len(langs) != 1:
+            raise ValueError(f"the preview shows one language at a time, not {' '.join(langs)}")
+        listener = bind(args.host, args.port)
     except ValueError as err:
-        parser.exit(2, f"error: {err}\n")
-    if len(langs) != 1:
-        parser.exit(2, f"error: the preview shows one language at a time, not {' '.join(langs)}\n")
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     lang = langs[0]
-    listener = bind(args.host, args.port)
     os.environ.setdefault("DP_COMMAND", f"live preview of {lang}")  # for checkout_lock
 
     live = BUILD / "live"

@@ -44,11 +44,12 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
-from checkout_lock import outside_env  # noqa: E402
-from build.project_copy import copy_project  # noqa: E402
-from site_layout import BUILD, ROOT, write_if_changed  # noqa: E402
-from extensions.recordings import FORMAT, MAX_FILE, code_digest, sign  # noqa: E402
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from checkout_lock import outside_env
+from site_layout import BUILD, ROOT, copy_project, write_if_changed
+from extensions.recordings import FORMAT, MAX_FILE, code_digest, sign
 
 
 class OutputsError(Exception):
@@ -96,7 +97,7 @@ def record(out, key=None, shard=None):
         for example in (project / "examples").glob("*.py"):
             if example.name not in names:
                 example.unlink()  # this shard executes only its own examples
-        env = outside_env(DP_SOURCE_COMMIT=commit)
+        env = outside_env(DP_SOURCE_COMMIT=commit, PYTHONPATH=str(project / "conf"))
         cells = Path(tmp) / "cells.json"
         # Only executing matters here: the other shards' pages are missing, so
         # their cross-references would warn; examples that fail still fail.
@@ -170,10 +171,6 @@ def _now():
 
 def keygen(private):
     """Write a new Ed25519 private key to *private*; print its public line."""
-    # Here: only a maintainer making a key needs cryptography's key classes.
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
     if private.exists():
         raise ValueError(f"{private} exists; not overwritten")
     key = Ed25519PrivateKey.generate()
@@ -270,7 +267,8 @@ def main(argv=None):
             return sign_file(args.file, args.key)
         return record(args.out.resolve(), args.key, args.shard or None)
     except ValueError as err:
-        parser.error(str(err))
+        print(f"error: {err}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

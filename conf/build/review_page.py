@@ -47,11 +47,10 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.util.nodes import extract_messages
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # conf/: languages and the packages
-from languages import SOURCE, by_sphinx_code, select  # noqa: E402
-from content_security_policy import meta, policy  # noqa: E402
-from site_layout import BUILD, LOCALE, ROOT  # noqa: E402
-from catalogs.diff import (  # noqa: E402
+from languages import SOURCE, by_sphinx_code, select
+from content_security_policy import meta, policy
+from site_layout import BUILD, LOCALE, ROOT
+from catalogs.diff import (
     attach_findings,
     changed_parts,
     glossary_at,
@@ -63,11 +62,10 @@ from catalogs.diff import (  # noqa: E402
     unchanged_catalogs,
     untranslated_elsewhere,
 )
-from catalogs.po import CatalogError  # noqa: E402
-from catalogs.repository import ReviewError  # noqa: E402
-from gate.run_checks import CHECKS, run_checks  # noqa: E402
-from catalogs.po import printable  # noqa: E402
-from catalogs.source_diff import (  # noqa: E402
+from catalogs.po import CatalogError, printable
+from catalogs.repository import ReviewError
+from gate.run_checks import CHECKS, run_checks
+from catalogs.source_diff import (
     locale_changes,
     render as render_sources,
     source_changes,

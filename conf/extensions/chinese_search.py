@@ -20,6 +20,7 @@ import logging
 import re
 from pathlib import Path
 
+import jieba  # without it, Sphinx silently indexes no Chinese at all: insist on it
 from sphinx.search.zh import SearchChinese
 
 from languages import by_sphinx_code
@@ -38,9 +39,6 @@ def configure_search(app, config):
     """For a Chinese build, search with jieba, the glossary as its user dictionary."""
     if not by_sphinx_code(config.language).chinese:
         return
-    # Without jieba, Sphinx silently indexes no Chinese at all: insist on it.
-    import jieba
-
     jieba.setLogLevel(logging.WARNING)  # not its DEBUG lines about the dictionary
 
     config.html_search_language = "zh"

@@ -14,6 +14,9 @@ on a machine with GPUs, even on one without:
   CUDA in forked subprocess"; "Unable to handle autograd's threading in
   combination with fork-based multiprocessing"); without GPUs nothing
   fails, so only this guard lets a CPU build notice.
+
+It also registers the gallery's folders, the config values ``examples_folder``
+and ``gallery_folder`` (relative to the source folder), for the other extensions.
 """
 
 import functools
@@ -24,11 +27,22 @@ from pathlib import Path
 
 from sphinx.errors import ExtensionError
 
-from .gallery_reuse import gallery_dirs
 
 _config = {"timeout": 300.0}
 _state = {"example": None, "autograd": False, "audit_hook": False}
 _USES_TORCH = re.compile(r"^\s*(?:import|from)\s+torch\b", re.MULTILINE)
+
+
+def gallery_dirs(app):
+    """(the examples' folder, the gallery's folder) of this build."""
+    return Path(app.srcdir, app.config.examples_folder), Path(app.srcdir, app.config.gallery_folder)
+
+
+def example_of(app, docname):
+    """The example the gallery page *docname* was made from, or None for other pages."""
+    gallery = app.config.gallery_folder + "/"
+    source = Path(app.srcdir, app.config.examples_folder, docname.removeprefix(gallery) + ".py")
+    return source if docname.startswith(gallery) and source.is_file() else None
 
 
 class ExampleTimeout(Exception):
@@ -140,8 +154,7 @@ def check_examples(app):
     if failing:
         report = "\n".join(f"{Path(path).name} failed:\n{trace}" for path, trace in failing.items())
         raise ExtensionError("example(s) failed, no HTML written\n" + report)
-    if app.config.reuse_gallery:
-        return  # it generated nothing; gallery_reuse.py checks what it reuses
+    # Sphinx-Gallery calls an example that ran before and has not changed since "stale".
     ran = {Path(p).name for p in conf["passing_examples"] + conf["stale_examples"]}
     missing = [p.name for p in sorted(gallery_dirs(app)[0].glob("*.py")) if p.name not in ran]
     if missing:
@@ -149,7 +162,9 @@ def check_examples(app):
 
 
 def setup(app):
-    """Register the timeout setting and the post-gallery check."""
+    """Register the gallery's folders, the timeout setting and the post-gallery check."""
+    app.add_config_value("examples_folder", "../examples", "env", types=[str])
+    app.add_config_value("gallery_folder", "auto_examples", "env", types=[str])
     app.add_config_value("example_timeout", 300, "", types=[int])
     app.connect(
         "config-inited",

@@ -1,12 +1,11 @@
 """Per-page links to the same page in the other languages (switcher, hreflang).
 
-A local build of some languages (``make html LANGUAGES=zh_TW``) is told which
-languages it builds and where the others' pages are published
-(``site_building``, ``site_published_root``, from ``build_site.py``): a page of
-a language this run does not build is linked only if it exists there, so a
-partial build never links a missing page; the switcher says instead that the
-page is not built yet in that language. Read the Docs builds every language
-from the same sources, so there every page is linked.
+A local build of some languages (``make html LANGUAGES=zh_TW``) is given the
+languages whose every page exists once it is done and the folder of every
+language's HTML (the config values ``site_languages_built`` and
+``site_html_root``, from build/site.py): a page of another language is linked
+only if it exists there; the switcher says instead that it is not built yet.
+Read the Docs builds every language from the same sources: every page is linked.
 """
 
 import posixpath
@@ -43,13 +42,13 @@ def home_links(current, language_dirs, languages):
 
 def unbuilt(links, pagename, config):
     """*links*, with ``None`` for the href of a page no build has made (see the module)."""
-    root = config.site_published_root
-    if not root or not config.site_building:
+    root = config.site_html_root
+    if not root or not config.site_languages_built:
         return links
     return [
         (lang, href, current)
         if current
-        or lang.sphinx in config.site_building
+        or lang.sphinx in config.site_languages_built
         or (Path(root) / config.site_language_dirs[lang.sphinx] / f"{pagename}.html").is_file()
         else (lang, None, current)
         for lang, href, current in links
@@ -81,10 +80,10 @@ def add_links(app, pagename, templatename, context, doctree):
 
 def setup(app):
     """Register the partial build's config values; connect the page-context handler."""
-    # Not part of the pages' build info: build_site.py has Sphinx write every page
+    # Not part of the pages' build info: build/site.py has Sphinx write every page
     # again when the languages it links change (a changed "html" value would also
     # leave a .buildinfo.bak in the published site).
-    app.add_config_value("site_building", [], "", types=[list])
-    app.add_config_value("site_published_root", "", "", types=[str])
+    app.add_config_value("site_languages_built", [], "", types=[list])
+    app.add_config_value("site_html_root", "", "", types=[str])
     app.connect("html-page-context", add_links)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -36,10 +36,15 @@ import json
 import os
 import pickle
 import re
-import sys
 import tempfile
 
+import matplotlib
+
+matplotlib.use("agg")  # as Sphinx-Gallery sets it, before pyplot is imported
+import matplotlib.pyplot as plt
 from docutils import nodes
+from matplotlib.text import Text
+from matplotlib.ticker import Formatter
 from PIL import Image
 from sphinx.locale import init
 from sphinx.util.i18n import docname_to_domain
@@ -53,7 +58,8 @@ from sphinx_gallery.utils import scale_image
 from languages import by_sphinx_code
 from extensions.bilingual import catalog_path, is_translated_build
 from extensions.offline_copies import CJK_REGION
-from extensions.recordings import _gallery_source, cells_of
+from extensions.example_guard import example_of
+from extensions.recordings import cells_of
 from extensions.reproducible_files import zipped
 from extensions.translation_safety import catalog_entry, refusals_of
 from site_layout import machinery_version, write_if_changed
@@ -84,8 +90,6 @@ FIGURE_TEXT_PT = 12
 
 def readable_figures(gallery_conf, fname, when):
     """Sphinx-Gallery reset hook: each example draws its text at FIGURE_TEXT_PT (after "matplotlib")."""
-    import matplotlib  # a figure is about to be drawn, or was
-
     matplotlib.rcParams["font.size"] = FIGURE_TEXT_PT
 
 
@@ -95,8 +99,6 @@ def scrape(block, block_vars, gallery_conf, **kwargs):
     Each figure is put in a ``figure-frame`` container: the box that scrolls
     it sideways where the page is narrower than the figure (site.css).
     """
-    import matplotlib.pyplot as plt  # a figure was drawn: matplotlib is loaded
-
     figures = [plt.figure(number) for number in plt.get_fignums()]
     kept = [pickle.dumps(figure) for figure in figures]
     paths = block_vars["image_path_iterator"].paths
@@ -128,8 +130,6 @@ def figure_texts(figure):
 
 
 def _drawn_texts(figure):
-    from matplotlib.text import Text  # the figure exists: matplotlib is importable
-
     ticks = [
         label
         for ax in figure.axes
@@ -145,7 +145,6 @@ def _translated_ticks(axis, translate, family):
     Matplotlib makes the tick labels again each time it draws, from the
     formatter: the label is translated there, not in the text it last drew.
     """
-    from matplotlib.ticker import Formatter  # a figure is being drawn: matplotlib is loaded
 
     class Translated(Formatter):
         def __init__(self, inner):
@@ -170,12 +169,7 @@ def _translated_ticks(axis, translate, family):
 
 
 def load_figure(pickled):
-    """The figure kept in the file *pickled* (by :func:`scrape`), ready to draw off screen."""
-    if "matplotlib" in sys.modules and sys.modules["matplotlib"] is None:
-        del sys.modules["matplotlib"]  # blocked for a build that executes nothing (gallery_reuse)
-    import matplotlib
-
-    matplotlib.use("agg")
+    """The figure kept in the file *pickled* (by :func:`scrape`)."""
     with open(pickled, "rb") as file:
         return pickle.load(file)
 
@@ -209,8 +203,6 @@ def draw(pickled, translate, family, target, **savefig):
     translation is given to Matplotlib as words (:func:`as_drawn`).
     """
     figure = load_figure(pickled)
-    from matplotlib.text import Text  # after load_figure(), which makes matplotlib importable
-
     translated = translate
     translate = lambda text: as_drawn(text, translated(text))  # noqa: E731
     for ax in figure.axes:
@@ -222,17 +214,10 @@ def draw(pickled, translate, family, target, **savefig):
             artist.set_text(translate(text))
             artist.set_fontfamily([family, "DejaVu Sans"])  # Latin and symbols from the second
     figure.savefig(target, **savefig)
-    import matplotlib.pyplot as plt  # loaded with the figure
-
-    plt.close(figure)
+    plt.close(figure)  # unpickled, pyplot holds it
 
 
 # -- In the build ------------------------------------------------------------------------------
-
-
-def _example(app, docname):
-    """The example a gallery page was made from, or None."""
-    return _gallery_source(app, docname)
 
 
 def _inputs_key(app, docname, *files):
@@ -300,7 +285,7 @@ def offer(app, doctree):
     to, so that the catalog lists them in the page's order.
     """
     docname = app.env.current_document.docname
-    if app.builder.name != "gettext" or _example(app, docname) is None:
+    if app.builder.name != "gettext" or example_of(app, docname) is None:
         return
     # Located in the page's generated reST, as its paragraphs are: make update-po
     # names the example it is made from.
@@ -345,7 +330,7 @@ def localize(app, doctree):
     if not is_translated_build(app.config):
         return
     _localize_thumbnails(app, doctree)
-    example = _example(app, docname)
+    example = example_of(app, docname)
     if example is None:
         return
     translate, refused = _translator(app, docname), []
@@ -432,7 +417,7 @@ def _localize_thumbnails(app, doctree):
     """Point each gallery thumbnail made from a figure at one made from the translated figure."""
     for image in doctree.findall(nodes.image):
         match = _THUMBNAIL.match(image.get("uri", ""))
-        example = match and _example(app, f"{app.config.gallery_folder}/{match['name']}")
+        example = match and example_of(app, f"{app.config.gallery_folder}/{match['name']}")
         if not example:
             continue
         config = extract_file_config(example.read_text("utf-8"))
@@ -603,7 +588,7 @@ def make_downloads(app, env):
         return []
     parse, gallery = rst_document, app.config.gallery_folder
     for docname in sorted(env.found_docs):
-        example = _example(app, docname) if docname.startswith(gallery + "/") else None
+        example = example_of(app, docname) if docname.startswith(gallery + "/") else None
         if example is None:
             continue
         script, notebook, refused = _remembered_downloads(app, docname, example, parse)

@@ -36,11 +36,15 @@ import json
 import re
 from pathlib import Path
 
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from docutils import nodes
 from sphinx.util import logging
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 from sphinx_gallery.utils import get_md5sum
 
+from extensions.example_guard import example_of
 from extensions.result_headers import parse, unbacked
 from site_layout import CONF
 from gate.words import controls
@@ -113,9 +117,6 @@ def changed_since_recorded(fmt, check, source, kept):
 
 def trusted_keys(path=KEYS_FILE):
     """The Ed25519 public keys of *path*: one base64 line each, ``#`` comments."""
-    # cryptography here, as below: only a build that uses recordings loads it.
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
     keys = []
     for line in Path(path).read_text("utf-8").splitlines() if Path(path).is_file() else []:
         line = line.split("#", 1)[0].strip()
@@ -126,8 +127,6 @@ def trusted_keys(path=KEYS_FILE):
 
 def sign(recording, private_key_file):
     """Return the signed file for the *recording* dict, with the PEM key at *private_key_file*."""
-    from cryptography.hazmat.primitives.serialization import load_pem_private_key
-
     key = load_pem_private_key(Path(private_key_file).read_bytes(), password=None)
     text = json.dumps(recording, indent=1, sort_keys=True, ensure_ascii=False)
     signature = base64.b64encode(key.sign(text.encode())).decode()
@@ -136,8 +135,6 @@ def sign(recording, private_key_file):
 
 def verified(path, keys):
     """Return the recording of the signed file *path*; raise RecordingRefused saying why."""
-    from cryptography.exceptions import InvalidSignature
-
     path = Path(path)
     if not path.is_file():
         raise RecordingRefused("no such file")
@@ -256,18 +253,9 @@ def cells_of(doctree):
     return cells
 
 
-def _gallery_source(app, docname):
-    """The example an executed gallery page was made from, or None for other pages."""
-    gallery = app.config.gallery_folder
-    if not docname.startswith(gallery + "/"):
-        return None
-    source = Path(app.srcdir, app.config.examples_folder, docname[len(gallery) + 1 :] + ".py")
-    return source if source.is_file() else None
-
-
 def recorded_facts(app, docname):
     """The provenance of the recorded output a page shows, or None."""
-    source = _gallery_source(app, docname)
+    source = example_of(app, docname)
     chosen = getattr(app, "dp_recorded", {})
     return chosen[source.name][1] if source is not None and source.name in chosen else None
 
@@ -285,7 +273,7 @@ def load(app):
 def use_or_record(app, doctree):
     """Show a page's recorded output, or note what its cells printed (make outputs)."""
     docname = app.env.current_document.docname
-    source = _gallery_source(app, docname)
+    source = example_of(app, docname)
     if source is None:
         return
     cells = cells_of(doctree)

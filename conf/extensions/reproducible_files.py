@@ -12,7 +12,7 @@ import os
 import time
 import zipfile
 
-from extensions.gallery_reuse import gallery_dirs
+from extensions.example_guard import gallery_dirs
 from site_layout import write_if_changed
 
 
@@ -33,8 +33,6 @@ def zipped(entries):
 
 def normalise_zips(app):
     """Give every gallery zip's entries :func:`zipped`'s date."""
-    if app.config.reuse_gallery:
-        return  # a build reusing the gallery only reads it
     for archive in sorted(gallery_dirs(app)[1].glob("*.zip")):
         with zipfile.ZipFile(archive) as old:
             entries = [(info.filename, old.read(info)) for info in old.infolist()]
