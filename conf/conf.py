@@ -39,7 +39,7 @@ extensions = [
     "extensions.provenance",
     "extensions.bilingual",
     "extensions.translation_notice",
-    "extensions.preview_banner",  # the live preview's banner: only its sentences, offered to sphinx.pot
+    "extensions.preview_banner",  # the live preview's banner: its sentences, for sphinx.pot
     "extensions.gallery_cards",
     "extensions.localized_examples",  # comments, docstrings, figures and downloads translated
     "extensions.translation_safety",  # translations add words, never markup or script

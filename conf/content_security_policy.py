@@ -1,26 +1,9 @@
 """A Content-Security-Policy on every page: the site's own files, and nothing from elsewhere.
 
-The last layer behind translation_safety.py (which escapes or refuses what a
-translation adds): if markup ever got into a page, the browser would still
-load nothing from another site and run nothing but the site's own scripts.
-
-* ``default-src 'self'``: scripts, styles, images, fonts, frames, requests,
-  forms only from the site's own origin; ``object-src``, ``frame-src`` and
-  ``worker-src`` nothing at all; ``base-uri 'self'``.
-* Scripts: the site's files and the templates' inline scripts by their hashes
-  (Furo's theme switch, the root chooser's language choice), computed at
-  every build. No ``'unsafe-inline'``, so no ``on*=`` attribute and no
-  ``javascript:`` URL runs. ``'unsafe-eval'`` stays: Sphinx's doctools.js
-  compiles the catalog's plural rule with ``new Function``, and a Chinese
-  search fails without it.
-* Styles: ``'unsafe-inline'`` too, because the theme, sphinx-design and
-  Sphinx's tables write ``style=`` attributes (widths, ``display: none``);
-  what they can do is bounded by the rest (no image or font from elsewhere).
-* Images: also ``data:``, the theme's icons in its CSS.
-
-A policy in a ``<meta>`` cannot stop ``<meta http-equiv="refresh">`` (escaping
-must), nor set ``frame-ancestors``. The tag is written self-closed, valid in
-the EPUB's XHTML as in HTML.
+The last layer behind translation_safety.py: if markup ever got into a page, the
+browser would still load nothing from another site and run nothing but the
+site's own scripts. A ``<meta>`` policy cannot stop ``<meta http-equiv="refresh">``
+(escaping must) nor set ``frame-ancestors``; the tag is self-closed, for the EPUB's XHTML.
 """
 
 import base64
@@ -47,7 +30,14 @@ def inline_script_hashes(folders):
 
 
 def policy(hashes):
-    """The site's policy, allowing the inline scripts of *hashes*."""
+    """The site's policy, allowing the inline scripts of *hashes*.
+
+    No ``'unsafe-inline'`` script, so no ``on*=`` attribute or ``javascript:``
+    URL runs; ``'unsafe-eval'``: Sphinx's doctools.js compiles the catalog's
+    plural rule with ``new Function`` (a Chinese search fails without it).
+    Inline styles: the theme, sphinx-design and Sphinx's tables write ``style=``.
+    Images also from ``data:``: the theme's icons.
+    """
     scripts = " ".join(["'self'", "'unsafe-eval'", *hashes])
     return (
         f"default-src 'self'; script-src {scripts}; style-src 'self' 'unsafe-inline'; "

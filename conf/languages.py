@@ -1,10 +1,7 @@
 """The site's languages: the one table every part of the build reads.
 
-Adding a language is one row here plus its catalogs (``make update-po``
-creates them): the Makefile's targets, the catalog tools, the checks, the
-status page, the language switcher, ``hreflang``, the root chooser, the Read
-the Docs mapping and the search configuration all take it from this table.
-The first row is the source language; the others are translations of it.
+Adding a language is one row here plus its catalogs (``make update-po`` creates
+them). The first row is the source language; the others are translations of it.
 """
 
 from dataclasses import dataclass
@@ -38,22 +35,13 @@ class Language:
 UNSPACED_SCRIPTS = {"Hans", "Hant", "Hani", "Jpan", "Hira", "Kana", "Thai", "Laoo", "Khmr", "Mymr"}
 
 
+# A table, one row per language: the formatter would spread each row over ten lines.
 LANGUAGES = [
     Language("en", "en", "en", "English", "Latn", "Choose a language"),
-    Language(
-        "zh_CN", "zh-cn", "zh-CN", "简体中文", "Hans", "选择语言", ("zh",), english="Simplified Chinese"
-    ),
-    Language(
-        "zh_TW",
-        "zh-tw",
-        "zh-TW",
-        "繁體中文",
-        "Hant",
-        "選擇語言",
-        ("zh-tw", "zh-hk", "zh-mo", "zh-hant"),
-        english="Traditional Chinese",
-    ),
-]
+    Language("zh_CN", "zh-cn", "zh-CN", "简体中文", "Hans", "选择语言", ("zh",), english="Simplified Chinese"),
+    Language("zh_TW", "zh-tw", "zh-TW", "繁體中文", "Hant", "選擇語言", ("zh-tw", "zh-hk", "zh-mo", "zh-hant"),
+             english="Traditional Chinese"),
+]  # fmt: skip
 SOURCE = LANGUAGES[0]
 TRANSLATIONS = [lang.sphinx for lang in LANGUAGES[1:]]
 

@@ -26,7 +26,7 @@ from babel.messages.pofile import write_po
 from catalogs.po import messages, read
 
 ROOT = Path(__file__).resolve().parent.parent
-REVIEW = [sys.executable, str(ROOT / "conf" / "build" / "review_page.py")]
+REVIEW = [sys.executable, "-m", "build.review_page"]
 CHECK = [sys.executable, str(ROOT / "conf" / "gate" / "run_checks.py")]
 CLEAN_ENV = outside_env()
 
@@ -98,6 +98,7 @@ def review(repo, out, *args, ok=True):
             "zh_CN",
         ],
         repo,
+        env={**CLEAN_ENV, "PYTHONPATH": str(ROOT / "conf")},
         ok=ok,
     )
 

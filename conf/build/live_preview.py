@@ -51,27 +51,10 @@ from site_layout import BUILD, CONF, ROOT, write_if_changed
 
 WATCHED = ("docs", "examples", "locale", "conf")
 NOT_WATCHED = ("docs/auto_examples/",)
-STATUS = "/_live/status"
-RELOAD = "/_live/reload.js"
-POLL_SECONDS = 0.1
-# Loaded by every served page: poll the status, reload after a new build. A
-# file, not an inline script: the pages' Content-Security-Policy
-# (conf/content_security_policy.py) runs no inline script.
-RELOAD_SCRIPT = b"""(() => {
-  let seen = null;
-  const poll = async () => {
-    try {
-      const status = await (await fetch("%s", {cache: "no-store"})).json();
-      // A new build, good or failed: the server sends the page with its banner.
-      if (seen !== null && status.build !== seen) location.reload();
-      seen = status.build;
-    } catch { /* the preview was stopped */ }
-    setTimeout(poll, 250);
-  };
-  poll();
-})();
-""" % STATUS.encode()
+STATUS, RELOAD = "/_live/status", "/_live/reload.js"  # the paths live_reload.js polls and is at
+RELOAD_SCRIPT = (Path(__file__).parent / "live_reload.js").read_bytes()
 RELOAD_TAG = b'<script src="%s"></script>' % RELOAD.encode()
+POLL_SECONDS = 0.1
 
 
 def snapshot(root):
@@ -117,53 +100,49 @@ def errors_of(log):
     return "\n".join(lines[:20]) or log.strip()[-2000:]
 
 
+def rebuild(lang, outdir, doctrees):
+    """In the child: what make html checks first, then Sphinx into *outdir*.
+
+    Returns (why it failed or '', whether Sphinx ran).
+    """
+    for name, module in list(sys.modules.items()):
+        if is_ours(module):
+            del sys.modules[name]
+    # Imported again after the lines above: an edit to conf/ is what runs.
+    from build.site import preflight
+
+    why = preflight(lang)
+    if why:
+        return why, False
+    args = ["-b", "html", "-q", "-c", str(CONF), "-D", f"language={lang}", "-d", str(doctrees)]
+    args += os.environ.get("SPHINXOPTS", "-W --keep-going").split()
+    with open(outdir.with_name(outdir.name + ".log"), "w+", encoding="utf-8") as said:
+        saved = os.dup(2)
+        os.dup2(said.fileno(), 2)  # Sphinx's warnings, for the banner too
+        try:
+            code = sphinx_main([*args, str(ROOT / "docs"), str(outdir)])
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+        said.seek(0)
+        text = said.read()
+    sys.stderr.write(text)
+    return ("" if code == 0 else errors_of(text) or f"sphinx-build exited with {code}"), True
+
+
 def build(lang, outdir, doctrees):
-    """Rebuild *lang* into *outdir* in a forked child.
+    """Rebuild *lang* into *outdir* in a forked child: a fresh Sphinx application, warm libraries.
 
     Returns (why it failed or '', seconds, modules it imported, whether Sphinx ran).
     """
-    start = time.perf_counter()
-    before = set(sys.modules)
+    start, before = time.perf_counter(), set(sys.modules)
     read_end, write_end = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: a fresh Sphinx application, our modules freshly imported
+    if pid == 0:
         os.close(read_end)
-        code, why, imported, ran = 1, "", [], False
+        why, ran, imported = "", False, []
         try:
-            for name, module in list(sys.modules.items()):
-                if is_ours(module):
-                    del sys.modules[name]
-            # Imported again after the lines above: an edit to conf/ is what runs.
-            from build.site import preflight
-
-            why = preflight(lang)
-            if not why:
-                ran = True
-                options = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
-                log = outdir.with_name(outdir.name + ".log")
-                with open(log, "w+", encoding="utf-8") as said:
-                    saved = os.dup(2)
-                    os.dup2(said.fileno(), 2)  # Sphinx's warnings, for the banner too
-                    try:
-                        args = [
-                            "-b",
-                            "html",
-                            "-q",
-                            "-c",
-                            str(CONF),
-                            "-D",
-                            f"language={lang}",
-                            "-d",
-                            str(doctrees),
-                        ]
-                        code = sphinx_main([*args, *options, str(ROOT / "docs"), str(outdir)])
-                    finally:
-                        sys.stderr.flush()
-                        os.dup2(saved, 2)
-                        said.seek(0)
-                        text = said.read()
-                sys.stderr.write(text)
-                why = "" if code == 0 else errors_of(text) or f"sphinx-build exited with {code}"
+            why, ran = rebuild(lang, outdir, doctrees)
             imported = [n for n in set(sys.modules) - before if not is_ours(sys.modules[n])]
         except BaseException as err:  # noqa: BLE001  report anything, never return
             why = f"error: {err!r}"

@@ -1,32 +1,12 @@
-"""Execute the examples once, anywhere; record what they printed, signed (make outputs).
+"""Execute the examples once, anywhere, and record what they printed, signed (make outputs).
 
-Usage:
-    python conf/build/outputs.py record [--key KEY.pem] [--shard K/N] [--out FILE]   make outputs
-    python conf/build/outputs.py sign --key KEY.pem FILE        sign an unsigned recording
-    python conf/build/outputs.py keygen KEY.pem                 a new signing key (maintainers)
-
-``record`` executes the examples (every one, or shard K of N) in a scratch copy
-of this checkout, on this machine, and writes one JSON file: for each example
-the checksum of the code it ran (its code cells, not its prose), the text each code cell printed, and how
-it was produced (conf/extensions/provenance.py's facts: real or emulated GPUs,
-device names, driver, CUDA, PyTorch and Python versions, commit, date),
-signed with the Ed25519 key *KEY.pem*; without ``--key`` the recording is
-written unsigned, for ``sign`` to sign elsewhere (the GPU workflow records on
-its GPU runner and signs on another machine, the only one that sees the key),
-and no build uses it until then. A build uses a signed one only where
-conf/extensions/recordings.py says so: signed by a key of
-``conf/recording-keys.txt``, matching the example's current source, within
-size limits. Figures, pages and downloads always come from the build's own
-execution of the sources.
-
-``keygen`` writes a new private key (keep it secret: the GPU workflow's
-secret) and prints the public line to add to ``conf/recording-keys.txt``.
-
-:func:`fetch` downloads a recording for the build (``make html OUTPUTS=URL``,
-``DP_OUTPUTS_URL`` on Read the Docs), reading at most recordings.MAX_FILE
-bytes.
-
-Exit codes: 0 written, 1 an example failed, 2 bad usage.
+``record`` executes the examples (all, or shard K of N) in a scratch copy of
+this checkout and writes, for each, the digest of its code cells, the text each
+cell printed and how it was produced (extensions/provenance.py), signed with the
+Ed25519 key ``--key`` or unsigned for ``sign`` to sign elsewhere. What a build
+accepts of a recording is extensions/recordings.py's; :func:`fetch` reads one
+for it from a file or a URL. ``keygen`` writes a new private key and prints the
+public line for ``conf/recording-keys.txt``.
 """
 
 import argparse
@@ -49,6 +29,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from checkout_lock import outside_env
 from site_layout import BUILD, ROOT, copy_project, write_if_changed
+from extensions.provenance import git_commit
 from extensions.recordings import FORMAT, MAX_FILE, code_digest, sign
 
 
@@ -69,20 +50,6 @@ def shard_of(examples, shard):
     return [name for i, name in enumerate(sorted(examples)) if i % n == k - 1]
 
 
-def source_commit():
-    """The checkout's commit, with "+changes" when the examples or conf/ differ from it."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short=7", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--", "examples", "conf"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
-    return head + ("+changes" if dirty else "")
-
-
 def record(out, key=None, shard=None):
     """Execute the examples of *shard* in a scratch copy; write the recording to *out*.
 
@@ -91,7 +58,7 @@ def record(out, key=None, shard=None):
     if key is not None and not Path(key).is_file():
         raise ValueError(f"{key}: no signing key (make outputs KEY=path; README, 'Recordings')")
     names = shard_of([p.name for p in (ROOT / "examples").glob("*.py")], shard)
-    commit = source_commit()
+    commit = git_commit()
     with tempfile.TemporaryDirectory(prefix="dp-outputs-") as tmp:
         project = copy_project(Path(tmp) / "project", with_gallery=False)
         for example in (project / "examples").glob("*.py"):
@@ -112,11 +79,8 @@ def record(out, key=None, shard=None):
             "conf",
             "-D",
             f"record_outputs_to={cells}",
-            "-d",
-            str(Path(tmp) / "doctrees"),
-            "docs",
-            str(Path(tmp) / "out"),
         ]
+        cmd += ["-d", str(Path(tmp) / "doctrees"), "docs", str(Path(tmp) / "out")]
         print(f"executing {len(names)} example(s): {', '.join(names)}", flush=True)
         start = time.monotonic()
         result = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True)
@@ -129,7 +93,9 @@ def record(out, key=None, shard=None):
             "format": FORMAT,
             "commit": commit,
             "shard": shard or "1/1",
-            "created": time.strftime("%Y-%m-%d", _now()),
+            "created": time.strftime(
+                "%Y-%m-%d", time.gmtime(int(os.environ.get("SOURCE_DATE_EPOCH") or time.time()))
+            ),
             "examples": {},
         }
         for name in names:
@@ -162,11 +128,6 @@ def sign_file(path, key):
     write_if_changed(path, sign(recording, key).encode("utf-8"))
     print(f"signed {path}", flush=True)
     return 0
-
-
-def _now():
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    return time.gmtime(int(epoch) if epoch else None)
 
 
 def keygen(private):

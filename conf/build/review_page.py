@@ -1,37 +1,13 @@
 """What a change did to the translations, entry by entry (make review-diff).
 
-Usage:
-    python conf/build/review_page.py [--base REV] [--site DIR] [--doctrees DIR]
-                                           [--out DIR] [--pot-dir DIR] [LANG...]
-
-Compares every catalog of LANG (default: every translation) at REV (default:
-the merge base of HEAD with ``main``, else ``origin/main``) with the working
-tree, entry by entry: the English (msgid) and the translation, never the
-lines, so re-wrapping, moved ``#:`` locations and reordering show nothing.
-An entry whose English changed is paired with its old self through the old
-English a merge records (``#| msgid``), or, once that is gone, by similarity
-(catalogs/diff.py, which ``make check BASE=`` uses too). It writes
-
-- OUT/index.html (default _build/review/): one section per language and page
-  in the site's reading order; per changed entry the old and new English (a
-  word diff), the translation before and after (a diff by character for
-  Chinese), the change of state, the findings of ``make check`` on it, and a
-  link to its section in the built pages under SITE (default _build/html/),
-  found through the English doctrees (DOCTREES, default _build/doctrees/en/);
-- OUT/summary.md: counts per language and page and the findings, short
-  enough for a pull request comment or a CI job summary.
-
-Above the catalogs' entries, the page shows the change to the English
-sources themselves (catalogs/source_diff.py): a word diff of every file
-of docs/ and examples/ that differs from REV (the working tree's, new files
-included), and what a changed tutorial printed when it last ran; and it warns
-when the built pages it links to are older than their sources or catalogs.
-
-Everything taken from a catalog is escaped: a translation never becomes
-markup on the review page.
-
-Exit codes: 0 written, 1 a catalog or the checks could not be read, 2 bad
-usage (an unknown revision, no ``main`` and no REV, not a git repository).
+Compares every catalog of LANG (default: every translation) at ``--base``
+(default: the merge base of HEAD with ``main``) with the working tree, entry by
+entry (catalogs/diff.py), and writes ``_build/review/index.html``: the English
+sources' word diff (catalogs/source_diff.py), then per language and page, in the
+site's reading order, each changed entry with its old and new English, its
+translation before and after, its change of state, ``make check``'s findings on
+it and a link to its section of the built pages; and ``summary.md``, short enough
+for a pull request comment. Everything taken from a catalog is escaped.
 """
 
 import argparse
@@ -254,35 +230,7 @@ def page_findings(page):
     return [p for c in page.changes for p in c.findings] + page.findings
 
 
-STYLE = """
-body { font: 16px/1.5 system-ui, sans-serif; color: #1a1a1a; background: #fff; margin: 0 auto;
-       max-width: 72rem; padding: 1rem 1.5rem 4rem; }
-code { font-family: ui-monospace, monospace; font-size: 0.9em; }
-table { border-collapse: collapse; margin: 1rem 0; }
-th, td { border: 1px solid #8c8c8c; padding: 0.2rem 0.6rem; text-align: right; }
-th:first-child, td:first-child, th:nth-child(2), td:nth-child(2) { text-align: left; }
-td:nth-child(2) { overflow-wrap: anywhere; }
-ol.entries { list-style: none; padding: 0; }
-li.entry { border: 1px solid #8c8c8c; border-radius: 6px; margin: 1rem 0; padding: 0.5rem 1rem; }
-dl { display: grid; grid-template-columns: 8rem 1fr; gap: 0.3rem 1rem; margin: 0.5rem 0; }
-dt { font-weight: 600; } dd { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
-del { background: #ffe3e3; color: #7a0000; }
-ins { background: #dcf5e0; color: #0a4d17; text-decoration: underline; }
-del + ins { margin-left: 0.2em; }
-.badge { display: inline-block; border-radius: 4px; padding: 0 0.5rem; font-weight: 600;
-         background: #e8e8e8; color: #1a1a1a; }
-.state-became-fuzzy, .state-untranslated { background: #fff0c2; color: #5c4300; }
-.state-removed, .state-obsolete { background: #ffe3e3; color: #7a0000; }
-.state-translated, .state-fuzzy-resolved, .state-new { background: #dcf5e0; color: #0a4d17; }
-.where { color: #4d4d4d; font-size: 0.9em; }
-ul.findings { margin: 0; padding-left: 1.2rem; color: #7a0000; }
-.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden;
-                   clip: rect(0 0 0 0); white-space: nowrap; }
-a { color: #0645ad; }
-pre.diff, pre.output { white-space: pre-wrap; overflow-wrap: anywhere; border: 1px solid #8c8c8c;
-                       border-radius: 6px; padding: 0.5rem; background: #fafafa; }
-p.stale { background: #fff0c2; color: #5c4300; padding: 0.5rem 1rem; border-radius: 6px; }
-"""
+STYLE = (Path(__file__).parent / "review_page.css").read_text("utf-8")
 
 
 def render_page(pages, base, outside, sources=(), stale=(), locale=()):
@@ -427,7 +375,10 @@ def render_summary(pages, base, outside, page_href):
 
 
 def write_review(base, langs, locale_dir, site, doctrees, out, pot_dir=None):
-    """Compare, check, link and write OUT/index.html and OUT/summary.md; return the pages."""
+    """Compare, check, link and write OUT/index.html and OUT/summary.md.
+
+    Return the pages and the languages whose built pages under *site* are older than the change.
+    """
     commit, _ = base
     pages = [page for lang in langs for page in review_language(commit, lang, locale_dir)]
     problems = keep_changed(
@@ -435,45 +386,30 @@ def write_review(base, langs, locale_dir, site, doctrees, out, pot_dir=None):
         pages,
         unchanged_catalogs(commit, langs, locale_dir),
     )
-    problems = untranslated_elsewhere(problems, pages, locale_dir)
-    outside = attach_findings(pages, problems)
+    outside = attach_findings(pages, untranslated_elsewhere(problems, pages, locale_dir))
     out.mkdir(parents=True, exist_ok=True)
     link_changes(pages, site, doctrees, out)
     pages = sort_pages(pages, doctrees)
     sources, locale = source_changes(commit), locale_changes(commit, Path(locale_dir).parent)
-    stale = (
-        stale_languages([SOURCE.sphinx, *langs], site)
-        if (Path(site).resolve() == (BUILD / "html").resolve())
-        else []
-    )
+    at_home = Path(site).resolve() == (BUILD / "html").resolve()
+    stale = stale_languages([SOURCE.sphinx, *langs], site) if at_home else []
     (out / "index.html").write_text(render_page(pages, base, outside, sources, stale, locale), "utf-8")
-    shown = os.path.relpath(out / "index.html")
-    summary = render_summary(pages, base, outside, shown)
-    if sources:
-        summary += (
-            f"\nEnglish sources changed: {len(sources)} file(s): "
-            + ", ".join(md(printable(c.path)) for c in sources)
-            + "\n"
-        )
-    if locale:
-        summary += (
-            f"\nOther files under locale/ changed (the glossary, or what the checks"
-            f" refuse): {len(locale)} file(s): " + ", ".join(md(printable(c.path)) for c in locale) + "\n"
-        )
+    summary = render_summary(pages, base, outside, os.path.relpath(out / "index.html"))
+    for what, changed in (("English sources changed", sources), (LOCALE_CHANGES, locale)):
+        if changed:
+            summary += (
+                f"\n{what}: {len(changed)} file(s): {', '.join(md(printable(c.path)) for c in changed)}\n"
+            )
     if stale:
         summary += (
             f"\n**The built pages of {md(', '.join(stale))} are older than the change:"
             " run make html before following the review page's links.**\n"
         )
     (out / "summary.md").write_text(summary, "utf-8")
-    for lang in stale:
-        print(
-            f"warning: the built pages of {lang} in {os.path.relpath(site)} are older than"
-            " their sources or catalogs: run make html first, or the review page's links"
-            " show the old text",
-            file=sys.stderr,
-        )
-    return pages
+    return pages, stale
+
+
+LOCALE_CHANGES = "Other files under locale/ changed (the glossary, or what the checks refuse)"
 
 
 def main(argv=None):
@@ -499,18 +435,23 @@ def main(argv=None):
             file=sys.stderr,
         )
     try:
-        pages = write_review(base, langs, args.locale_dir, args.site, args.doctrees, args.out, args.pot_dir)
+        pages, stale = write_review(
+            base, langs, args.locale_dir, args.site, args.doctrees, args.out, args.pot_dir
+        )
     except (CatalogError, RuntimeError, ReviewError) as err:
         line = f":{err.line}" if isinstance(err, CatalogError) else ""
         print(f"error{line}: {err}", file=sys.stderr)
         return 1
-    total = sum(len(p.changes) for p in pages)
+    for lang in stale:
+        print(
+            f"warning: the built pages of {lang} in {os.path.relpath(args.site)} are older than their sources"
+            " or catalogs: run make html first, or the review page's links show the old text",
+            file=sys.stderr,
+        )
     print((args.out / "summary.md").read_text("utf-8"))
-    print(
-        f"{total} changed entries since {base[0][:12]}; review page:"
-        f" {os.path.relpath(args.out / 'index.html')}",
-        file=sys.stderr,
-    )
+    total = sum(len(p.changes) for p in pages)
+    shown = os.path.relpath(args.out / "index.html")
+    print(f"{total} changed entries since {base[0][:12]}; review page: {shown}", file=sys.stderr)
     return 0
 
 

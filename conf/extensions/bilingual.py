@@ -1,19 +1,12 @@
-"""Keep the English original under each translated paragraph and heading.
+"""Keep the English original, hidden, under each translated paragraph and heading.
 
-In a translated build, :class:`KeepEnglish` runs before Sphinx's i18n
-``Locale`` transform and inserts a hidden English copy after every
-translatable paragraph and section title (a title's copy is a paragraph).
-After translation, :class:`DropNeedlessCopies` removes the copies whose
-original stayed English. Paragraphs whose translation is outdated (fuzzy, or
-translated from an English that has changed since: fuzzy entries are not
-compiled, so only the ``.po`` knows) are marked ``fuzzy``, and the page's
-entries are counted, for translation_notice.py, against the current English
-as ``make stat`` counts them (catalogs/progress.py).
-``bilingual.js`` shows the copies when the reader ticks the toggle.
-:class:`MarkEnglish` marks what is still English (untranslated or fuzzy) as
-``lang="en"``, so that a screen reader reads it in English. English builds,
-the gettext builder included, are left untouched, so copies never reach a
-``.pot``, and neither do the offline copies (PDF, EPUB).
+In a translated HTML build: :class:`KeepEnglish` (before Sphinx's ``Locale``
+transform) copies each translatable paragraph and section title, marks the
+outdated ones ``fuzzy`` and counts the page's entries for translation_notice.py
+(catalogs/progress.py: fuzzy entries are not compiled, only the .po knows);
+:class:`DropNeedlessCopies` drops the copies of what stayed English;
+:class:`MarkEnglish` marks what is still English ``lang="en"`` for screen
+readers. ``bilingual.js`` shows the copies when the reader ticks the toggle.
 """
 
 from docutils import nodes
@@ -47,14 +40,8 @@ def catalog_path(env, docname):
 
 
 def page_states(env, docname, document):
-    """Return the Counts of *docname* against the current English (catalogs/progress.py).
-
-    The one count that ``make stat`` and the status page show: the page's
-    catalog merged with its current English, as ``make update-po`` would.
-    The English is the extracted template when it is current, else this
-    page's own messages. The catalog and the template are noted as the page's
-    dependencies.
-    """
+    """The Counts of *docname* (catalogs/progress.py), noting its catalog and template as its
+    dependencies; without a current template, the page's own messages are its English."""
     domain = docname_to_domain(docname, env.config.gettext_compact)
     po = catalog_path(env, docname)
     env.note_dependency(str(po))

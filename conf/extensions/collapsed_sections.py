@@ -1,13 +1,8 @@
-"""Fold each section marked ``collapsed`` into a dropdown the reader opens.
+"""Fold each section marked ``collapsed`` into a closed dropdown the reader opens.
 
-Some code must run where it stands on a gallery page, before the results
-that use it, though it is not what the reader came for: the CPU emulation of
-``nn.DataParallel``, the launcher the build runs its processes with. The
-example marks such a section with ``.. rst-class:: collapsed``; this
-transform turns it into the container sphinx-design's ``dropdown`` directive
-creates, with the section's title as the summary, and sphinx-design renders
-it as ``<details>``, closed. The offline copies (PDF, EPUB) keep the section
-as it is, open.
+For code a gallery page must run where it stands but does not teach (the CPU
+emulation, the launcher): the container sphinx-design's ``dropdown`` directive
+creates, the title as its summary. The offline copies keep the section open.
 """
 
 from docutils import nodes

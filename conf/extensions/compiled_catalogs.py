@@ -1,46 +1,15 @@
-"""The one folder Sphinx reads translations from: the checked catalogs of the site's translations.
+"""The one folder Sphinx reads translations from: the translations' checked catalogs, compiled.
 
-Python's gettext looks for a language's catalogs under several names
-(``zh_CN.gb2312/``, ``zh_CN/``, ``zh.gb2312/`` and ``zh/`` for zh_CN;
-``en_US/`` and more for en) and chains every one it finds, and Sphinx
-compiles and reads any ``.po`` or ``.mo`` it finds there: reading ``locale/``
-itself, a build would use folders no check reads. So conf.py points
-``locale_dirs`` at ``_build/catalogs/`` (site_layout.COMPILED) and calls
-:func:`compile_catalogs` before Sphinx loads any translation (it loads
-sphinx.mo before the extensions are set up). That folder holds, for each
-translation of conf/languages.py, the .mo of each of its catalogs, and
-nothing else:
-
-* each .mo is written from its .po with Babel, as Sphinx writes it (read as
-  strictly as ``msgfmt`` reads it: catalogs/po.py), without the
-  entries Sphinx must never use: fuzzy ones (as Sphinx does); plural ones (no
-  English message has a plural, so a ``msgid_plural`` entry is not from the
-  templates: gettext would serve its ``msgstr[0]`` where the checks see an
-  empty ``msgstr``); a translation holding an invisible or direction-changing
-  character, or a character no font of the PDF has; and, in sphinx.po, an
-  entry that is not one of the site's extracted interface strings (when the
-  extraction is at hand) or whose translation could leave the place it lands
-  or say more than its English (gate/words.py, the rules ``make check``
-  applies too; the glossary words it may add are those of ``BASE``, the
-  revision a change is compared with, where one is given: the review
-  workflow's build);
-* each .mo is loaded with Python's gettext, as Sphinx loads it, before it is
-  written (catalogs/mo_files.py): a header or plural expression gettext
-  refuses, or a translation it would read back otherwise, and the catalog is
-  refused whole; and gettext must find that very file, and no other, for its
-  language and page.
-
-Anything else under ``locale/`` (another language's folder, a file that is
-no catalog, a link, a name that is not plain: translation/catalogs.misplaced)
-fails every build, the English one included, naming it (escaped); none of
-it is read. The
-English build reads no catalog at all: its ``locale_dirs`` are emptied.
-
-As an extension, it fails a build whose language has a catalog that could
-not be compiled or whose entries it left out, naming the file and line (the
-rest of the build goes on, so that every such problem is reported at once).
-The .po files a build's translations come from are :func:`catalog_folder`
-(``catalog_sources``, relative to the source folder).
+Python's gettext chains every catalog it finds under a language's names
+(``zh_CN/``, ``zh/``, ``zh_CN.gb2312/``...) and Sphinx compiles any .po it finds,
+so conf.py points ``locale_dirs`` at ``_build/catalogs/`` and calls
+:func:`compile_catalogs` first: for each translation of conf/languages.py, the
+.mo of each catalog and nothing else, compiled with Babel from the .po read as
+strictly as ``msgfmt`` reads it, without the entries Sphinx must never use
+(:func:`refusal`), and loaded back with Python's gettext before it is written
+(catalogs/mo_files.py). Anything else under ``locale/`` fails every build,
+naming it. As an extension it fails a build whose language had an entry or a
+catalog left out, naming the file and line; the English build reads no catalog.
 """
 
 import functools
@@ -81,41 +50,38 @@ PROBLEMS = {}
 
 @functools.cache
 def interface_glossary(base=None):
-    """The glossary rows whose words an interface string may add: with *base* (``BASE``, the
-    revision a change is compared with: the review workflow's), that revision's, never the
-    change's own; else this checkout's. Raises ReviewError for a revision git does not know."""
+    """The glossary rows whose words an interface string may add: *base*'s (``BASE``, the
+    revision a change is compared with), never the change's own; else this checkout's.
+    Raises ReviewError for a revision git does not know."""
     return glossary_at(resolve_base(base)[0], GLOSSARY) if base else load_glossary(str(GLOSSARY))
 
 
 def refusal(po, message, language, interface_strings, glossary=()):
-    """Why *message* of catalog *po* must not reach Sphinx, or None (*glossary*: its rows whose
-    words an interface string may add)."""
+    """Why *message* of catalog *po* must not reach Sphinx, or None.
+
+    Fuzzy entries are left out as Sphinx leaves them; plural ones (the English
+    has none, and gettext would serve ``msgstr[0]``, which the checks never
+    see); a translation too long, with a character no font of the PDF has, or
+    with invisible or direction-changing ones; in sphinx.po, a string the site
+    does not extract (*interface_strings*) or that could leave the place it
+    lands or add words (gate/words.py; *glossary*: the rows whose words it may add).
+    """
     if message.pluralizable:
-        return (
-            "an entry with a plural form (msgid_plural); the English has no plural"
-            " messages, so it was left out"
-        )
+        return "an entry with a plural form (msgid_plural); the English has no plural messages, so it was left out"
     if not message.string or "fuzzy" in message.flags:
         return None  # Sphinx leaves it out; the English is shown
-    long = too_long(message.id, message.string)
-    if long:
-        return long + "; it was left out"
-    missing = glyphless(message.id, message.string)
-    if missing:
-        return f"{missing}; it was left out"
-    if po.name == INTERFACE:
-        if interface_strings is not None and message.id not in interface_strings:
-            return "an interface string the site does not extract; it was left out"
-        reasons = interface_verdict(message.id, message.string, glossary, language)
-        return "; ".join(reasons) + "; it was left out" if reasons else None
-    hidden = added_controls(message.id, message.string)
-    if hidden:
-        return (
-            "it holds invisible or direction-changing characters: "
-            + ", ".join(controls("".join(hidden)))
-            + "; it was left out"
+    reasons = [too_long(message.id, message.string), glyphless(message.id, message.string)]
+    if po.name != INTERFACE:
+        hidden = "".join(added_controls(message.id, message.string))
+        reasons.append(
+            hidden and "it holds invisible or direction-changing characters: " + ", ".join(controls(hidden))
         )
-    return None
+    elif interface_strings is not None and message.id not in interface_strings:
+        reasons.append("an interface string the site does not extract")
+    else:
+        reasons.append("; ".join(interface_verdict(message.id, message.string, glossary, language)))
+    first = next(filter(None, reasons), None)
+    return first and first + "; it was left out"
 
 
 def compiled(po, language, interface_strings=None, glossary=()):
@@ -146,9 +112,7 @@ EMPTY = mo_files.mo(Catalog())  # the .mo of a catalog with no translation
 def compile_catalogs(locale_dir, out_dir, languages=TRANSLATIONS, pot_dir=None):
     """Make *out_dir* hold the .mo of every catalog of *languages* under *locale_dir*, only.
 
-    Records what it refused in :data:`PROBLEMS` and returns that. Safe while
-    other languages build: every process writes the same bytes, each file
-    atomically.
+    Records what it refused in :data:`PROBLEMS` and returns that.
     """
     locale_dir, out_dir = Path(locale_dir), Path(out_dir)
     # The extraction of the project these catalogs translate, laid out as this one's.
@@ -176,35 +140,22 @@ def compile_catalogs(locale_dir, out_dir, languages=TRANSLATIONS, pot_dir=None):
     for mo, (lang, domain, po) in written.items():
         reached = gettext.find(domain, str(out_dir), [lang], all=True)
         if reached != [str(mo)]:
-            found[lang].append(
-                (
-                    f"{po}:1",
-                    f"gettext finds {len(reached)} catalogs of this page"
-                    " for the language, not only its own; none of it was used",
-                )
-            )
+            why = f"gettext finds {len(reached)} catalogs of this page for the language, not only its own"
+            found[lang].append((f"{po}:1", why + "; none of it was used"))
             write_if_changed(mo, EMPTY)
     PROBLEMS[str(locale_dir.resolve())] = found
     return found
 
 
 def _remove_all_but(folder, kept):
-    """Remove every file and folder under *folder* but *kept* (files) and their folders.
-
-    Another process's file being written (``.name.pid.partial``) is left alone.
-    """
-    keep = {Path(os.path.abspath(path)) for path in kept}
-    keep |= {parent for path in keep for parent in path.parents}
+    """Remove everything under *folder* but the files *kept* and the folders holding them."""
     for base, names, files in os.walk(folder, topdown=False):
-        for name in files + names:
-            path = Path(os.path.abspath(os.path.join(base, name)))
-            if path in keep or (name.startswith(".") and name.endswith(".partial")):
-                continue
+        for path in (Path(base, name) for name in files + names):
             if path.is_dir() and not path.is_symlink():
                 if not any(path.iterdir()):
                     path.rmdir()
-            else:
-                path.unlink(missing_ok=True)
+            elif path not in kept:
+                path.unlink()
 
 
 def catalog_folder(srcdir, config):

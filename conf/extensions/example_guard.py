@@ -1,22 +1,10 @@
 """Fail the build at once if an example failed, hung, forked unsafely, or did not run.
 
-Examples run in the build's own process, one after another, as Sphinx-Gallery
-runs them. Three hooks make that process behave like ``python example.py``
-on a machine with GPUs, even on one without:
-
-* :func:`run_as_script` gives the example's module the file's path as
-  ``__file__`` and no ``__spec__``, as Python gives a script, so that a
-  launcher's fork server (or spawned processes) can import it again.
-* :func:`arm_timeout` stops an example that runs past ``example_timeout``.
-* :func:`guard_forks` refuses, while an example runs, to fork the build's
-  process once CUDA is initialised or a backward pass has run in it. On a
-  machine with GPUs either makes the copy unusable ("Cannot re-initialize
-  CUDA in forked subprocess"; "Unable to handle autograd's threading in
-  combination with fork-based multiprocessing"); without GPUs nothing
-  fails, so only this guard lets a CPU build notice.
-
-It also registers the gallery's folders, the config values ``examples_folder``
-and ``gallery_folder`` (relative to the source folder), for the other extensions.
+The examples run in the build's process, one after another. Three hooks make
+it behave like ``python example.py`` on a machine with GPUs, even on one
+without: :func:`run_as_script`, :func:`arm_timeout` (``example_timeout``) and
+:func:`guard_forks`. The gallery's folders are the config values
+``examples_folder`` and ``gallery_folder``, relative to the source folder.
 """
 
 import functools
@@ -50,13 +38,9 @@ class ExampleTimeout(Exception):
 
 
 def run_as_script(gallery_conf, script_vars):
-    """Sphinx-Gallery ``reset_argv`` hook: run the example as ``python example.py`` would.
-
-    Sphinx-Gallery's module for the example has a spec named ``__main__`` and
-    no file; with them, a process started by the fork server or by spawn
-    could not import the example's functions again. Also guards the
-    example's forks (:func:`guard_forks`). No arguments are passed.
-    """
+    """Sphinx-Gallery ``reset_argv`` hook: the example's module gets ``__file__`` and no
+    ``__spec__``, as a script does, so that a fork server's or spawned processes can import
+    it again; its forks are guarded (:func:`guard_forks`). No arguments are passed."""
     source = Path(script_vars["src_file"])
     script_vars["example_globals"].update(__file__=str(source), __spec__=None)
     guard_forks(source.name, source.read_text("utf-8"))
@@ -100,14 +84,16 @@ def _note_backward(function):
 def guard_forks(name, source=None):
     """Watch this process for forks after CUDA or autograd started, while *name* runs.
 
+    On a machine with GPUs such a copy cannot use CUDA or run a backward pass;
+    without GPUs nothing fails, so only this guard lets a CPU build notice.
     *source*, the example's text, says whether it will use torch: only then is
-    torch imported here, to note its backward passes from the first one.
+    torch imported here (seconds), to note its backward passes from the first one.
     """
     if not _state["audit_hook"]:
         sys.addaudithook(_refuse_unsafe_fork)  # for the life of the process
         _state["audit_hook"] = True
     if "torch" in sys.modules or (source is not None and _USES_TORCH.search(source)):
-        import torch.autograd  # noqa: PLC0415  (only for examples that use torch)
+        import torch.autograd  # here: only for examples that use torch
 
         for attribute in ("backward", "grad"):
             function = getattr(torch.autograd, attribute)

@@ -1,23 +1,13 @@
 """Describe each figure, and each gallery card, in the reader's language.
 
-Sphinx-Gallery takes a figure's alt text from its Matplotlib title, or from
-the script's file name ("plot 01 dataparallel"), and writes the gallery
-index's cards as raw HTML: the example's title and its first paragraph as a
-tooltip, both copied from the English script. Gettext reaches neither. This
-extension fills them from the pages' own, translated, text instead:
-
-* a figure's alt text is the paragraph that introduces it (the text cell
-  before the code that drew it: "The same numbers as a picture: ...");
-* on the index, each card's title is the example's title (``env.titles``),
-  its tooltip the example's first paragraph, and its thumbnail's alt text
-  that of the figure the thumbnail was made from.
-
-English pages get the same treatment, so every language describes its figures
-alike. The index is rewritten whenever an example page is read again.
-
-Sphinx-Gallery writes a figure's alt text into its ``<img>`` unescaped
-(``visit_imgsg_html``); since the text now comes from a translation,
-:func:`visit_figure` escapes it first.
+Sphinx-Gallery takes a figure's alt text from its Matplotlib title or the
+script's name, and writes the gallery index's cards as raw HTML copied from the
+English script: gettext reaches neither. Here, in every language, a figure's
+alt text is the paragraph that introduces it (the text cell before the code
+that drew it), and each card gets the example page's title, first paragraph
+(its tooltip) and thumbnail figure's alt text; the index is written again
+whenever an example page is read again. :func:`visit_figure` escapes the alt
+text Sphinx-Gallery writes unescaped.
 """
 
 import html

@@ -1,11 +1,9 @@
 """Turn the subsections of a section marked ``gpu-tabs`` into sphinx-design tabs.
 
-Sphinx-Gallery pages are linear (prose, code, output, prose, ...), so a
-``tab-set`` directive cannot wrap code cells. Instead the example marks its
-Results section with ``.. rst-class:: gpu-tabs`` and writes one subsection
-per GPU count; this transform rebuilds them as the containers sphinx-design's
-own ``tab-set`` directive creates, and sphinx-design renders them. The
-offline copies (PDF, EPUB) keep the subsections, one after another.
+A ``tab-set`` directive cannot wrap Sphinx-Gallery's code cells: the example
+marks its Results section ``.. rst-class:: gpu-tabs``, one subsection per GPU
+count, and this transform builds the containers sphinx-design's ``tab-set``
+creates. The offline copies keep the subsections, one after another.
 """
 
 from docutils import nodes

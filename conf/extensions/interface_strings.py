@@ -1,11 +1,8 @@
-"""Strings our extensions write into pages: translated through sphinx.po.
+"""Sentences our extensions write into pages, translated through sphinx.po like the templates'.
 
-Sphinx's gettext builder extracts interface strings from templates only. An
-extension that writes its own sentences (the provenance notes, the
-translation notice, the site's author) lists them in :func:`offer`; a gettext
-build then adds them to sphinx.pot beside the templates' strings, and
-``make update-po`` merges them into every language's sphinx.po. They are
-translated at build time with :data:`_`.
+Sphinx's gettext builder extracts interface strings from templates only; an
+extension lists its own with :func:`extract`, and a gettext build adds them to
+sphinx.pot. They are translated at build time with :data:`_`.
 """
 
 from sphinx.builders.gettext import MsgOrigin
@@ -14,9 +11,12 @@ from sphinx.locale import get_translation
 _ = get_translation("sphinx")
 
 
-def offer(app, strings, origin):
-    """In a gettext build, add *strings* to sphinx.pot, as written in the file *origin*."""
-    if app.builder.name != "gettext":
-        return
-    for english in strings:
-        app.builder.catalogs["sphinx"].add(english, MsgOrigin(origin, 1))
+def extract(app, strings, origin):
+    """Have gettext builds add *strings* (or ``strings(app)``) to sphinx.pot, as written in *origin*."""
+
+    def add(app, env):
+        if app.builder.name == "gettext":
+            for english in strings(app) if callable(strings) else strings:
+                app.builder.catalogs["sphinx"].add(english, MsgOrigin(origin, 1))
+
+    app.connect("env-updated", add)

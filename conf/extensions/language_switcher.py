@@ -15,12 +15,8 @@ from languages import SOURCE, by_sphinx_code
 
 
 def page_links(pagename, current, language_dirs, languages):
-    """Return ``(language, relative href, is_current)`` for every language.
-
-    The href goes from the page's own folder up to the site root above the
-    language folders, then down into the other language's copy of the page,
-    so it works locally (``en/``) and on Read the Docs (``zh-cn/latest/``).
-    """
+    """Return ``(language, relative href, is_current)`` for every language: up to the
+    folder above the languages' (``en/``, ``zh-cn/latest/``), down into the other's page."""
     up_to_lang_root = "../" * pagename.count("/")
     up_to_site_root = "../" * (language_dirs[current].count("/") + 1)
     links = []
@@ -32,11 +28,8 @@ def page_links(pagename, current, language_dirs, languages):
 
 
 def home_links(current, language_dirs, languages):
-    """Return ``(language, absolute href, is_current)`` to every language's home.
-
-    For the 404 page, which is served at whatever address was missing, so
-    relative links would resolve against that address.
-    """
+    """Return ``(language, absolute href, is_current)`` to every language's home: for
+    the 404 page, served at whatever address was missing."""
     return [(lang, f"/{language_dirs[lang.sphinx]}/index.html", lang.sphinx == current) for lang in languages]
 
 

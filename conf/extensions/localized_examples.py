@@ -1,32 +1,18 @@
-"""A Chinese reader's tutorial is Chinese end to end: downloads, code comments, figures.
+"""A Chinese reader's tutorial is Chinese end to end: code comments, figures, downloads.
 
-One English source per tutorial (``examples/plot_*.py``); what a translated
-build shows and hands out is made from it and the page's catalog:
+From the English script (``examples/plot_*.py``) and the page's catalog:
 
-* **Comments and docstrings** in the code cells are messages of the page's
-  catalog, beside its paragraphs (a gettext build offers them, located in
-  the page's reST: ``make update-po`` names the example). A translated
-  build puts their translations into the page's code blocks. A translation
-  may change only the words of the comment or docstring:
-  :func:`localized_code` compares the code's tokens
-  (every token but comments and docstrings) with the English, and a
-  translation that changes any (a line break in a comment, a ``\"\"\"`` in a
-  docstring) is refused, naming the catalog and line, and the English kept.
-* **Downloads**: the ``.py`` is the English script with its prose cells,
-  comments and docstrings translated (:func:`localized_script`), the
-  ``.ipynb`` is made from that with Sphinx-Gallery's own converter, the
-  ``.zip`` holds both; the script's and the notebook's code cells are checked
-  token for token against the English, and each Markdown cell of the
-  notebook by make check's notebook rule (checks/safety.notebook_additions:
-  no link, image or HTML its English cell lacks), in every build. The
-  English downloads are Sphinx-Gallery's own.
-* **Figures** are drawn once per language from the figure the example made,
-  kept by :func:`scrape` when it ran (a pickle beside the PNG: the example is
-  not executed again): each text (titles, labels, tick labels, legends) is a
-  message of the page, drawn in the region's Noto CJK face (SC or TC, picked
-  by family name from the font collection, not its first face). The pickles
-  are the build's own output, written while it executes the trusted
-  examples; no translation reaches them but as text.
+* **comments and docstrings** of the code cells are messages of the page (a
+  gettext build extracts them, located in the page's reST); a translation may
+  change only their words: one that changes any other token of the code
+  (catalogs/tutorial_text.localized_code) is refused, naming its catalog and line;
+* **figures** are drawn again in each language from the figure the example
+  made, kept pickled beside its PNG by :func:`scrape` (the example is not run
+  again), every text a message of the page, in the region's Noto CJK face;
+* **downloads**: the script with its prose, comments and docstrings translated,
+  the notebook Sphinx-Gallery's converter makes of it, and their zip, each
+  checked token for token against the English (and each Markdown cell by make
+  check's notebook rule) in every translated HTML build.
 """
 
 import functools

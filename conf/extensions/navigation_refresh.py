@@ -1,14 +1,9 @@
-"""Rewrite every page when the navigation changes, not only the edited ones.
+"""Write every page again when the navigation changes, not only the edited ones.
 
-Each page carries the whole site's navigation: the sidebar, the previous/next
-links and the page titles in them. On an incremental build Sphinx rewrites
-only the pages whose sources changed, so renaming a page (in English or in a
-translation) or changing a toctree left the old title or order in every other
-page. This extension notices such a change and marks every page for writing.
-
-Pages are made by our code too: when conf/ or the pins change, Sphinx reads
-and writes every page again, since this extension's ``env_version`` is their
-digest (site_layout.machinery_version).
+Each page carries the sidebar and previous/next links with the other pages'
+titles, which an incremental build would leave old. And since our code makes
+pages too, this extension's ``env_version`` is the digest of conf/ and the pins
+(site_layout.machinery_version): when they change, Sphinx reads every page again.
 """
 
 from site_layout import machinery_version

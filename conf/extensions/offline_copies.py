@@ -1,13 +1,9 @@
-"""The offline copies: PDF (LaTeX through xelatex) and EPUB, and the site's links to them.
+"""The offline copies, PDF (LaTeX through xelatex) and EPUB, and the site's links to them.
 
-For the ``latex`` and ``epub`` builders it sets the language's file name and
-CJK fonts (Noto CJK, SC glyphs for Simplified, TC for Traditional Chinese),
-and in the PDF shows each output block under the site's translated "Out:"
-label; ``gpu_tabs.py`` and ``bilingual.py`` ask
-:func:`is_offline` to keep the GPU results as sections one after another and
-to leave out the hidden English copies. For the HTML builder it gives the
-templates ``offline_downloads``: where this language's PDF and EPUB are, on
-Read the Docs or beside the local build (``_build/pdf/<lang>/``).
+For the ``latex`` and ``epub`` builders: the language's file name, title and
+CJK fonts (Noto CJK, SC glyphs for Simplified, TC for Traditional Chinese), and
+in the PDF the site's "Out:" label; :func:`is_offline` tells the transforms. For
+the HTML builder: ``offline_downloads``, where this language's copies are.
 """
 
 import datetime

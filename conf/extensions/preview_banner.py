@@ -1,20 +1,15 @@
 """The live preview's banner after a failed rebuild, in the page's language.
 
-The live preview (build/live_preview.py) serves the last good build when
-a rebuild fails, and puts this banner on every page it serves until a rebuild
-succeeds: what happened, in the reader's language, and the reason, as
-``make html`` reports it (file, line and message, which stay as they are).
-The sentences are interface strings like the others: offered to sphinx.pot
-by a gettext build, translated in each language's sphinx.po. The preview is
-not a Sphinx build, so it reads the translation from the language's
-``sphinx.po`` itself, as strictly as the build reads it, and escapes it: a
-translation is text, never markup.
+build/live_preview.py puts it on every page it serves until a rebuild succeeds:
+what happened, and why, as ``make html`` reports it. Its sentences are
+interface strings; the preview is no Sphinx build, so it reads their
+translations from the language's sphinx.po itself, and escapes them.
 """
 
 import html
 from pathlib import Path
 
-from extensions.interface_strings import offer
+from extensions.interface_strings import extract
 from catalogs.po import CatalogError, is_translated, read
 
 FAILED = "The last rebuild failed, so this page is from the last good build."
@@ -60,12 +55,7 @@ def banner(locale_dir, lang, why, html_lang):
     )
 
 
-def offer_strings(app, env):
-    """In a gettext build, put the banner's sentences into sphinx.pot."""
-    offer(app, STRINGS, __file__)
-
-
 def setup(app):
     """Offer the banner's sentences to translators."""
-    app.connect("env-updated", offer_strings)
+    extract(app, STRINGS, __file__)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -2,27 +2,13 @@
 
 When Sphinx-Gallery executes an example, :func:`record` (a ``reset_modules``
 hook) writes ``<gallery>/<name>.provenance.json`` beside its page: when, from
-which commit, with which PyTorch, Python, CUDA and driver, on which GPUs. A
-recording made by ``make outputs`` carries those facts; a page that shows
-recorded output (recordings.py) takes them from it.
-
-Each result block of a tutorial starts with a header line the example prints
-(result_headers.py): ``# 8 × NVIDIA H200 (real nn.DataParallel)``, ``# 8 GPUs
-emulated on CPU``, ``# 2 processes on 2 × NVIDIA H200 (nccl)`` or ``# 8
-processes on the CPU (gloo)``. Above such a block, and above every block of
-a page that shows recorded output, this extension puts one line in the
-reader's language: what ran and whether this build ran it, in words, then
-the facts of the execution record, for example "Real nn.DataParallel,
-recorded, not run by this build: machine with 1 × NVIDIA H200 ·
-PyTorch 2.11.0+cu130 · CUDA 13.0 · driver 580.159.04 · recorded on
-2026-12-04 · commit e2a3648".
-
-The words are interface strings (extracted into sphinx.pot, translated in
-locale/<lang>/LC_MESSAGES/sphinx.po) and hold no fact: no placeholder, no
-number, no name. The facts are composed here from the record, after the
-words, and pass through no translation, so no translation can change the
-GPUs, versions, date or commit a line shows; what the words may say is the
-interface rule's (gate/words.py).
+which commit, with which PyTorch, Python, CUDA and driver, on which GPUs; a
+page that shows recorded output (recordings.py) takes those facts from the
+recording. Above each result block whose first line is a header the example
+printed (result_headers.py), and above every block of a page of recorded
+output, goes one line: words chosen by the header's kind, translated in
+sphinx.po and holding no fact, then the facts, composed here from the record
+and passed through no translation, so no catalog can change what they say.
 """
 
 import json
@@ -37,7 +23,7 @@ from pathlib import Path
 
 from docutils import nodes
 
-from extensions.interface_strings import _, offer
+from extensions.interface_strings import _, extract
 from extensions.recordings import recorded_facts
 from extensions.result_headers import parse, unbacked
 from site_layout import ROOT
@@ -61,60 +47,50 @@ LABELS = (GPUS, DRIVER, RECORDED_ON, COMMIT)
 SEPARATOR = " · "
 
 
-def _git_commit():
-    """The checkout's commit (short), with "+changes" if the tree differs from it."""
+def git_commit():
+    """The checkout's commit (short), with "+changes" where examples/ or conf/ differ from it."""
     if os.environ.get("DP_SOURCE_COMMIT"):
         return os.environ["DP_SOURCE_COMMIT"]  # set by make outputs for its scratch copy
     try:
+        git = ["git", "-C", str(ROOT)]
         head = subprocess.run(
-            ["git", "rev-parse", "--short=7", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
+            [*git, "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True, check=True
+        )
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "examples", "conf"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
+            [*git, "status", "--porcelain", "--", "examples", "conf"], capture_output=True, text=True
+        )
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
-    return head + ("+changes" if dirty else "")
-
-
-def _installed(package):
-    """The installed release of *package*, or None."""
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return None
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
 def execution_facts():
     """What produced an example's output on this machine, now.
 
-    PyTorch's CUDA and GPUs are read from the torch the examples imported; an
-    example that never imported it used neither (and importing it only to
-    ask would cost this process seconds): its record names the installed
-    release, without CUDA or GPUs.
+    CUDA and the GPUs are asked of the torch the examples imported; an example
+    that never imported it (importing it only to ask would cost seconds) used
+    neither, and its record names the installed release.
     """
     torch = sys.modules.get("torch")
-    devices = range(torch.cuda.device_count()) if torch else ()
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    try:
+        installed = version("torch")
+    except PackageNotFoundError:
+        installed = None
     facts = {
         "date": time.strftime("%Y-%m-%d", time.gmtime(int(epoch) if epoch else None)),
-        "commit": _git_commit(),
-        "torch": torch.__version__ if torch else _installed("torch"),
+        "commit": git_commit(),
+        "torch": torch.__version__ if torch else installed,
         "python": platform.python_version(),
         "cuda": torch.version.cuda if torch else None,
         "driver": None,
-        "gpus": [torch.cuda.get_device_name(i) for i in devices],
+        "gpus": [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch else [],
     }
     if facts["gpus"]:
+        query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
         try:
             facts["driver"] = subprocess.run(
-                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                capture_output=True,
-                text=True,
-                check=True,
+                query, capture_output=True, text=True, check=True
             ).stdout.split()[0]
         except (OSError, subprocess.CalledProcessError, IndexError):
             pass
@@ -132,12 +108,9 @@ def record(gallery_conf, fname, when):
 
 
 def facts_shown(facts, recorded):
-    """[(label, value)] of an execution record, as a line shows them; a label in LABELS is
-    translated, a value never is."""
+    """[(label, value)] of an execution record, as a line shows them (only LABELS are translated)."""
     gpus = facts.get("gpus") or []
-    shown = []
-    if gpus:
-        shown.append((GPUS, f"{len(gpus)} × {', '.join(sorted(set(gpus)))}"))
+    shown = [(GPUS, f"{len(gpus)} × {', '.join(sorted(set(gpus)))}")] if gpus else []
     shown.append(("PyTorch", facts.get("torch") or "?"))
     if gpus:
         shown += [("CUDA", facts.get("cuda") or "?"), (DRIVER, facts.get("driver") or "?")]
@@ -147,12 +120,10 @@ def facts_shown(facts, recorded):
 
 
 def note(header, facts, recorded):
-    """The line above a result whose first line is *header*, or None for none.
+    """The line above a result whose first line is *header*, or None.
 
-    A block without a known header gets a line only on a page of recorded
-    output; a header that claims GPUs *facts* do not list gets none
-    (recordings.py refuses such a recording, and this machine's own facts
-    list its GPUs).
+    A header that claims GPUs *facts* do not list gets none (recordings.py
+    refuses such a recording; this machine's own facts list its GPUs).
     """
     found = parse(header)
     if found is not None and unbacked(*found, facts):
@@ -171,18 +142,18 @@ def note(header, facts, recorded):
     return line
 
 
-def _record_file(app, docname):
+def record_file(app, docname):
     """The execution record of a gallery page, or None for other pages."""
-    if not docname.startswith(app.config.gallery_folder + "/"):
-        return None
-    return Path(app.srcdir, docname + ".provenance.json")
+    if docname.startswith(app.config.gallery_folder + "/"):
+        return Path(app.srcdir, docname + ".provenance.json")
+    return None
 
 
 def note_record(app, doctree):
-    """Re-read a gallery page when its execution record changes (a new recording)."""
-    record_file = _record_file(app, app.env.current_document.docname)
-    if record_file is not None and record_file.is_file():
-        app.env.note_dependency(str(record_file))
+    """Read a gallery page again when its execution record changes (a new recording)."""
+    found = record_file(app, app.env.current_document.docname)
+    if found is not None and found.is_file():
+        app.env.note_dependency(str(found))
 
 
 def add_notes(app, doctree, docname):
@@ -190,26 +161,20 @@ def add_notes(app, doctree, docname):
     facts = recorded_facts(app, docname)  # a verified recording's (recordings.py)
     recorded = facts is not None
     if not recorded:
-        record_file = _record_file(app, docname)
-        if record_file is None or not record_file.is_file():
+        found = record_file(app, docname)
+        if found is None or not found.is_file():
             return
-        facts = json.loads(record_file.read_text("utf-8"))
+        facts = json.loads(found.read_text("utf-8"))
     for block in list(doctree.findall(nodes.literal_block)):
-        if "sphx-glr-script-out" not in block.get("classes", []):
-            continue  # code, not output
-        line = note(block.astext().split("\n", 1)[0].strip(), facts, recorded)
-        if line is not None:
-            block.parent.insert(block.parent.index(block), line)
-
-
-def add_strings_for_translators(app, env):
-    """In a gettext build, put the words into sphinx.pot like template strings."""
-    offer(app, [*WORDS.values(), *LABELS], __file__)
+        if "sphx-glr-script-out" in block.get("classes", []):
+            line = note(block.astext().split("\n", 1)[0].strip(), facts, recorded)
+            if line is not None:
+                block.parent.insert(block.parent.index(block), line)
 
 
 def setup(app):
-    """Add the lines to gallery pages; offer their words to translators."""
+    """Add the lines to gallery pages; extract their words for translators."""
     app.connect("doctree-read", note_record)
     app.connect("doctree-resolved", add_notes)
-    app.connect("env-updated", add_strings_for_translators)
+    extract(app, [*WORDS.values(), *LABELS], __file__)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

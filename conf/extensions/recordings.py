@@ -1,32 +1,14 @@
 """Recorded example output is data: verified, matched to its source, and shown as text.
 
-``make outputs`` (conf/build/outputs.py) executes the examples on one machine,
-typically one with GPUs, and records for each example the checksum of the
-source it ran, the text each code cell printed and how it was produced
-(provenance.py's facts), signed with the maintainers' Ed25519 key. A build
-given recordings (``-D recordings=FILE,...``: ``make html OUTPUTS=...``,
-``DP_OUTPUTS_URL`` on Read the Docs) still executes every example itself, so
-its pages, figures and downloads are made from the trusted sources; from a
-recording it takes only the text the cells printed, and only for an example
-whose recording
-
-* is signed by a key of ``conf/recording-keys.txt`` (a recording cannot vouch
-  for itself: the key is not in it),
-* is well formed and within the size limits below,
-* was made from the example's current code (:func:`changed_since_recorded`:
-  format 3 signs :func:`code_digest`, the code cells only, so an edit to the
-  prose keeps it valid; format 2, made before 2026-12-05, signed
-  Sphinx-Gallery's checksum of the whole file, and is compared through the
-  file it recorded, kept in ``conf/recordings/sources/`` and found by that
-  checksum) and has one
-  entry per code cell of this build's page,
-* claims, in the header line of each result, no GPU its signed facts do not
-  list (result_headers.py).
-
-Otherwise the build says why in one line and shows its own output. The
-recorded text becomes text nodes: it is shown as it is, never parsed as reST
-or HTML. Every build uses the recordings committed in ``conf/recordings/``,
-then those it is given, a later one winning for the same example.
+A build given recordings (``-D recordings=FILE,...``, from build/site.py: the
+committed ``conf/recordings/``, then ``make html OUTPUTS=...`` or
+``DP_OUTPUTS_URL``) still executes every example itself: from a recording it
+takes only the text the cells printed, as text nodes, and only for an example
+whose recording is signed by a key of ``conf/recording-keys.txt``, is well
+formed and within the limits below, was made from the example's current code
+(:func:`changed_since_recorded`), has one entry per code cell of the page, and
+claims in its results' headers no GPU its signed facts do not list
+(result_headers.py). Otherwise the build says why in one line.
 """
 
 import base64
@@ -90,13 +72,10 @@ def recorded_source(md5):
 def changed_since_recorded(fmt, check, source, kept):
     """Why the example *source* is not the code a recording signed as *check*, or None.
 
-    Format 3 signs the digest of the code cells. Format 2 signed
-    Sphinx-Gallery's checksum of the whole file (md5, text mode): the same
-    file is current; otherwise the file it recorded must be *kept* beside the
-    recording, and is that file only if it has that signed checksum; then its
-    code cells are compared with today's. Nothing unsigned is trusted: not a
-    commit name, not the kept file's name. Without that file, the build shows
-    its own output.
+    Format 3 signs :func:`code_digest`, so a prose edit keeps it valid. Format 2
+    signed Sphinx-Gallery's checksum of the whole file: after an edit, the file
+    it recorded must be *kept* (``conf/recordings/sources/<md5>.txt``, holding
+    that checksum) to compare their code cells. Nothing unsigned is trusted.
     """
     if fmt != 2:
         return None if check == code_digest(source) else "its code changed since it was recorded"

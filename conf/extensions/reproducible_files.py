@@ -1,10 +1,8 @@
 """Zips the build writes the same way every time: every entry dated alike.
 
-Sphinx-Gallery zips each example's .py and .ipynb with their file times, the
-only thing that made two otherwise identical builds differ byte for byte:
-:func:`normalise_zips` rewrites them, and localized_examples.py writes the
-translated downloads' zips, with :func:`zipped`'s date. Both are written
-with site_layout.write_if_changed.
+Sphinx-Gallery zips each example's files with their times, the only thing that
+made two builds differ byte for byte: :func:`normalise_zips` rewrites its zips,
+and localized_examples.py writes the translated ones, with :func:`zipped`.
 """
 
 import io

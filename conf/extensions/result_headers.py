@@ -1,18 +1,7 @@
-"""The header lines the examples print above each result, and what the facts must back.
-
-Every result block of a data-parallel page starts with a line that says
-where it ran, printed by the example itself:
-
-* ``# 8 × NVIDIA H200 (real nn.DataParallel)`` (plot_01, real GPUs);
-* ``# 8 GPUs emulated on CPU`` (plot_01, the emulation);
-* ``# 2 processes on 2 × NVIDIA H200 (nccl)`` (a GPU per process);
-* ``# 2 processes on the CPU (gloo)``.
-
-provenance.py turns a header into a sentence in the reader's language; the
-hardware in that sentence is taken from the execution facts, never from the
-header's words. recordings.py refuses a recording whose headers claim GPUs
-its signed facts do not list.
-"""
+"""The header line an example prints above each result, saying where it ran, and what
+the execution facts must back: ``# 8 × NVIDIA H200 (real nn.DataParallel)``,
+``# 8 GPUs emulated on CPU``, ``# 2 processes on 2 × NVIDIA H200 (nccl)``,
+``# 2 processes on the CPU (gloo)``."""
 
 import re
 

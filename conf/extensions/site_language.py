@@ -4,7 +4,7 @@ import html
 import os
 
 from languages import SOURCE, by_sphinx_code
-from extensions.interface_strings import _, offer
+from extensions.interface_strings import _, extract
 
 
 def apply_language(app, config):
@@ -39,11 +39,6 @@ def translated_copyright(app, pagename, templatename, context, doctree):
         context["copyright"] = context["copyright"].replace(author, _(author))
 
 
-def offer_author(app, env):
-    """In a gettext build, put the authors' name (``author`` in conf.py) into sphinx.pot."""
-    offer(app, [app.config.author], os.path.join(app.confdir, "conf.py"))
-
-
 def setup(app):
     """Register the config values and the handler."""
     app.add_config_value("site_languages", [], "html", types=[list])
@@ -51,5 +46,6 @@ def setup(app):
     app.connect("config-inited", apply_language)
     app.connect("html-page-context", translated_site_title)
     app.connect("html-page-context", translated_copyright)
-    app.connect("env-updated", offer_author)
+    # The authors' name, for the footer's copyright line.
+    extract(app, lambda app: [app.config.author], os.path.join(app.confdir, "conf.py"))
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,13 +1,9 @@
 """Put the theme's own interface strings into sphinx.pot for our translators.
 
-Furo's templates mark "On this page", "Back to top", "Next", "Previous" and the
-footer for translation, but neither Furo nor Sphinx ships zh_CN or zh_TW
-translations of most of them, so the Chinese pages showed them in English.
-Sphinx's gettext builder only extracts strings from ``templates_path``; for
-gettext builds this extension adds the theme's folder to that list, after the
-builder has set up its own template loader (so nothing is rendered from it).
-The strings then reach locale/<lang>/LC_MESSAGES/sphinx.po through
-``make update-po`` and are checked by ``make check`` like every other entry.
+Furo ships no zh_CN or zh_TW translation of most of its strings ("On this
+page", "Back to top"...), and Sphinx's gettext builder extracts only from
+``templates_path``: a gettext build adds the theme's folder to it, once its
+own template loader is set up (so nothing is rendered from there).
 """
 
 from pathlib import Path

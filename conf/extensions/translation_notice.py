@@ -1,14 +1,9 @@
-"""Say at the top of a translated page how much of it is translated, when not all is.
+"""Say at the top of a partly translated page how much of it is translated.
 
-Readers of a partly translated page meet English paragraphs without warning.
-When any paragraph, title or cell of a translated page shows its English
-(its catalog entry is empty, missing or fuzzy), this transform puts a notice
-under the page's title, in the reader's language: how much of the page is
-translated, how many paragraphs show the English because the English
-changed after they were translated (fuzzy), how many are not translated yet,
-and links to the translation status page and the translators' guide. A fully
-translated page has no notice. bilingual.py counts the page's messages by the
-state of their catalog entries; the sentences are interface strings (sphinx.po).
+Under the title, in the reader's language: the share translated, how many
+paragraphs show the English because it changed after they were translated
+(fuzzy), how many are not translated yet (bilingual.py counts them), and links
+to the translation status page and the translators' guide.
 """
 
 import re
@@ -18,7 +13,7 @@ from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
 
 from extensions.bilingual import STATE, is_translated_build
-from extensions.interface_strings import _, offer
+from extensions.interface_strings import _, extract
 
 SHARE = "%(percent)s%% of this page is translated."
 FUZZY = "%(count)s paragraphs show the English because the English changed after they were translated."
@@ -103,13 +98,8 @@ def _spaced(before, after):
     return ([nodes.Text(" ")] if last and ord(last) < 0x2E80 else []) + after
 
 
-def offer_sentences(app, env):
-    """In a gettext build, put the sentences into sphinx.pot."""
-    offer(app, (SHARE, FUZZY, MISSING, LINKS), __file__)
-
-
 def setup(app):
-    """Register the transform; offer its sentences to translators."""
+    """Register the transform; extract its sentences for translators."""
     app.add_transform(TranslationNotice)
-    app.connect("env-updated", offer_sentences)
+    extract(app, (SHARE, FUZZY, MISSING, LINKS), __file__)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,42 +1,16 @@
 """A translation adds words to a page, never HTML, scripts, unsafe links or directives.
 
-English sources are trusted; translations come from volunteers' pull requests,
-and every pull request is built. In a translated build:
-
-* :class:`RememberEnglish`, just before Sphinx's i18n ``Locale`` transform,
-  notes what each translatable node holds beyond words (raw HTML, images,
-  downloads, substitutions, math, event-handler attributes) and where its
-  links lead, and turns off file insertion (``include``, ``literalinclude``,
-  ``raw :file:``) while Locale parses the translations.
-* Every source parser is wrapped (:func:`guard_parsers`): a translation that
-  parses to something other than a paragraph or a title (an HTML block, a
-  directive) becomes a paragraph of its own text, marked refused.
-* :class:`RefuseAdditions`, just after Locale, refuses a translation that
-  holds any of the above where its English does not, that links a host or a
-  scheme its English does not link, that spans lines (what follows a line
-  break can be a directive or an HTML block), that was marked refused, or
-  that Locale could not use: gate/only_words.py judges, for
-  ``make check`` too. The node shows the catalog entry as
-  plain text instead, and the refusal names the catalog and line.
-* ``sphinx.po`` reaches the page through the templates (ours, the theme's
-  and Sphinx's), through Sphinx's own Python (a heading link's title, the
-  PDF's date) and through other projects' scripts (sphinx-copybutton), none
-  of which escape it. compiled_catalogs.py compiles no interface
-  translation that adds a character able to end or start markup, a word its
-  English lacks, or that is not one of the site's extracted strings
-  (gate/words.py; the build fails, naming the entry).
-  :func:`escape_templates` still gives the templates a gettext that judges
-  each translation again by that rule where it is written (the English
-  instead of one it refuses) and returns it as text, escaped for HTML; only
-  where the English itself holds HTML may the translation keep exactly that
-  HTML. Our templates escape further where a string lands elsewhere:
-  ``css_string`` for CSS, ``text|tojson`` for JSON. Sphinx reads no
-  ``sphinx.js`` of ours: its catalog folder holds .mo files only
-  (compiled_catalogs.py).
-
-Every refusal fails the build, with or without ``-W``; what was written is
-already neutralised. conf/content_security_policy.py is the next layer: a script
-that got through anyway would not run.
+In a translated build, :class:`RememberEnglish` (just before Sphinx's
+``Locale`` transform) notes what each translatable node holds beyond words and
+where its links lead, and turns file insertion off; every source parser is
+wrapped (:func:`guarded`) so that a translation parsing to more than a paragraph
+or a title becomes text; :class:`RefuseAdditions` (just after ``Locale``) asks
+the judge make check asks too (gate/only_words.py) and shows a refused
+translation as plain text, naming its catalog and line. sphinx.po reaches the
+pages through templates and other projects' scripts that do not escape it:
+compiled_catalogs.py compiles no interface translation the judge refuses, and
+:func:`escape_templates` gives the templates a gettext that judges and escapes
+again where each string is written. Every refusal fails the build.
 """
 
 import os
@@ -76,32 +50,25 @@ class TranslationRefused(SphinxError):
     category = "Translation refused"
 
 
-def catalog_files(srcdir, config, domain):
-    """The catalog (.po) of *domain* for the build's language, in a list if it exists."""
-    po = catalog_folder(srcdir, config) / config.language / "LC_MESSAGES" / f"{domain}.po"
-    return [po] if po.is_file() else []
-
-
 def catalog_entry(srcdir, config, domain, msgid, holding=None):
-    """Return ``catalog:line`` of *msgid*'s translation in *domain*, or None.
+    """``catalog:line`` of *msgid*'s translation in *domain*, or None.
 
     With *holding* instead of a msgid: of the first translation that holds
     that text, at the line that does.
     """
-    for po in catalog_files(srcdir, config, domain):
-        try:
-            catalog = read(po)
-        except CatalogError:  # not a catalog; compiled_catalogs.py reported it
-            continue
-        found = (
-            [catalog.get(msgid)]
-            if holding is None
-            else [m for m in messages(catalog) if isinstance(m.string, str) and holding in m.string]
-        )
-        for message in found:
-            if message is not None and is_translated(message):
-                lines = catalog_text(po).split("\n")
-                return f"{po}:{msgstr_line(lines, message, holding or '')}"
+    po = catalog_folder(srcdir, config) / config.language / "LC_MESSAGES" / f"{domain}.po"
+    try:
+        catalog = read(po)
+    except (CatalogError, OSError):  # none, or not a catalog: compiled_catalogs.py reported it
+        return None
+    if holding is None:
+        found = [catalog.get(msgid)]
+    else:
+        found = [m for m in messages(catalog) if isinstance(m.string, str) and holding in m.string]
+    for message in found:
+        if message is not None and is_translated(message):
+            lines = catalog_text(po).split("\n")
+            return f"{po}:{msgstr_line(lines, message, holding or '')}"
     return None
 
 
@@ -226,9 +193,7 @@ def refusals_of(env):
 def shown_translation(english, translation, refused):
     """What the templates write for *translation* of *english*: text, or the English's HTML.
 
-    *refused(english, translation)* says why a translation may not be shown
-    (translation/words.interface_verdict, by which compiled_catalogs.py
-    compiled none): the English is written instead.
+    Where *refused(english, translation)* says why (gate/words.interface_verdict), the English.
     """
     html = has_markup(english)
     if translation != english and (

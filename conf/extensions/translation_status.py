@@ -1,10 +1,5 @@
-"""The ``translation-status`` directive: per language, how much of each page is translated.
-
-Counted against the current English, as ``make stat`` and the pages' notices
-count (catalogs/progress.py): every page of the current sources is listed,
-one added since ``make update-po`` too, and an entry whose English changed
-since then is outdated.
-"""
+"""The ``translation-status`` directive: per language, how much of each page is translated
+(catalogs/progress.py counts it, as for ``make stat``)."""
 
 from docutils import nodes
 from sphinx import addnodes
