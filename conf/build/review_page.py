@@ -18,8 +18,11 @@ import re
 import string
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from docutils import nodes
+from jinja2 import Environment, FileSystemLoader
+from markupsafe import Markup
 from sphinx import addnodes
 from sphinx.util.nodes import extract_messages
 
@@ -170,54 +173,34 @@ def diff_html(old, new, lang):
 
 
 def _text(old, new, lang):
-    """Show a text that may have changed: a diff when it did, else the text."""
+    """A text that may have changed, as HTML: a diff when it did, else the text."""
     if old is None or new is None or old == new:
         shown = new if new is not None else old
-        return html.escape(shown or "") if shown else "<em>(none)</em>"
-    return diff_html(old, new, lang)
+        return Markup.escape(shown) if shown else Markup("<em>(none)</em>")
+    return Markup(diff_html(old, new, lang))
 
 
 def _slug(*parts):
     return re.sub(r"[^A-Za-z0-9_-]+", "-", "-".join(parts)).strip("-")
 
 
-def render_change(change, page):
-    """Return the HTML of one changed entry."""
-    lang = by_sphinx_code(page.lang)
-    before = state(change.old) if change.old is not None else "absent"
-    after = state(change.new) if change.new is not None else "absent"
-    old_text = translation(change.old) if change.old is not None else None
-    new_text = translation(change.new) if change.new is not None else None
-    where = (
-        f"{os.path.relpath(page.path, ROOT)}:{change.new.lineno}"
-        if change.new
-        else (f"{os.path.relpath(page.path, ROOT)} (at the base)")
-    )
-    rows = [
-        ("English", SOURCE.html, _text(change.old_english, change.new_english, SOURCE.sphinx)),
-        ("Translation", lang.html, _text(old_text or None, new_text or None, page.lang)),
-    ]
-    findings = "".join(
-        f"<li><code>[{html.escape(p.check)}]</code> {html.escape(p.message)}"
-        f' <span class="where">line {p.line}</span></li>'
-        for p in change.findings
-    )
-    if change.anchor:
-        title = (
-            f'<span lang="{lang.html}">{html.escape(change.section)}</span>' if change.section else "the page"
+def entries(page):
+    """What the review page shows of each changed entry of *page*."""
+    for change in page.changes:
+        old, new = (translation(c) if c is not None else None for c in (change.old, change.new))
+        where = os.path.relpath(page.path, ROOT)
+        yield SimpleNamespace(
+            state=change.state,
+            before=state(change.old) if change.old is not None else "absent",
+            after=state(change.new) if change.new is not None else "absent",
+            where=f"{where}:{change.new.lineno}" if change.new else f"{where} (at the base)",
+            english=_text(change.old_english, change.new_english, SOURCE.sphinx),
+            translation=_text(old or None, new or None, page.lang),
+            lang=by_sphinx_code(page.lang).html,
+            findings=change.findings,
+            anchor=change.anchor,
+            section=change.section,
         )
-        preview = f'<a href="{html.escape(change.anchor)}">{title}</a>'
-    else:
-        preview = "<em>not on a built page</em>"
-    body = "".join(f'<dt>{name}</dt><dd lang="{tag}">{value}</dd>' for name, tag, value in rows)
-    return (
-        f'<li class="entry" data-state="{_slug(change.state)}">'
-        f'<p class="state"><span class="badge state-{_slug(change.state)}">{change.state}</span>'
-        f' {before} → {after} <span class="where">{html.escape(where)}</span></p>'
-        f"<dl>{body}<dt>Checks</dt><dd>"
-        + (f'<ul class="findings">{findings}</ul>' if findings else "no findings")
-        + f"</dd><dt>Preview</dt><dd>{preview}</dd></dl></li>"
-    )
 
 
 def counts(page):
@@ -230,103 +213,35 @@ def page_findings(page):
     return [p for c in page.changes for p in c.findings] + page.findings
 
 
-STYLE = (Path(__file__).parent / "review_page.css").read_text("utf-8")
+TEMPLATE = Environment(autoescape=True, loader=FileSystemLoader(Path(__file__).parent)).get_template(
+    "review_page.html"
+)
+STYLE = Markup((Path(__file__).parent / "review_page.css").read_text("utf-8"))
 
 
 def render_page(pages, base, outside, sources=(), stale=(), locale=()):
     """Return the review page's HTML: the English sources' change, then the catalogs'."""
-    commit, how = base
-    out = []
-    for lang in dict.fromkeys(p.lang for p in pages):
-        language = by_sphinx_code(lang)
-        sections = [p for p in pages if p.lang == lang and (p.changes or p.findings)]
-        out.append(
-            f'<section aria-labelledby="{_slug(lang)}"><h2 id="{_slug(lang)}">'
-            f'<span lang="{language.html}">{html.escape(language.name)}</span>'
-            f" ({lang})</h2>"
-        )
-        if not sections:
-            out.append("<p>No change to this language's translations.</p>")
-        for page in sections:
-            anchor = _slug(lang, page.domain)
-            # Named by language and page: every language has a page of that name.
-            out.append(
-                f'<section aria-labelledby="{_slug(lang)} {anchor}"><h3 id="{anchor}">'
-                f"{html.escape(page.domain)}</h3>"
-            )
-            if page.findings:
-                items = "".join(
-                    f"<li><code>[{html.escape(p.check)}]</code> "
-                    f'{html.escape(p.message)} <span class="where">line {p.line}'
-                    "</span></li>"
-                    for p in page.findings
-                )
-                out.append(f'<p>Findings on the catalog as a whole:</p><ul class="findings">{items}</ul>')
-            out.append('<ol class="entries">')
-            out += [render_change(change, page) for change in page.changes]
-            out.append("</ol></section>")
-        out.append("</section>")
     changed = [p for p in pages if p.changes or p.findings]
-    used = [s for s in STATES if any(counts(p)[s] for p in changed)]
-    rows = "".join(
-        f'<tr><td>{p.lang}</td><td><a href="#{_slug(p.lang, p.domain)}">'
-        f"{html.escape(p.domain)}</a></td>"
-        + "".join(f"<td>{counts(p)[s] or ''}</td>" for s in used)
-        + f"<td>{len(page_findings(p)) or ''}</td></tr>"
-        for p in changed
-    )
-    head = "".join(f'<th scope="col">{s}</th>' for s in used)
-    table = (
-        f"<table><caption>Changed entries per language and page</caption><thead><tr>"
-        f'<th scope="col">language</th><th scope="col">page</th>{head}'
-        f'<th scope="col">findings</th></tr></thead><tbody>{rows}</tbody></table>'
-        if rows
-        else "<p>No translation changed.</p>"
-    )
-    extra = ""
-    if outside:
-        items = "".join(f"<li><code>{html.escape(str(p))}</code></li>" for p in outside)
-        extra = f'<h2 id="other-findings">Other findings</h2><ul class="findings">{items}</ul>'
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-{meta(policy([]))}
-<title>Translation review: changes since {html.escape(commit[:12])}</title>
-<style>{STYLE}</style>
-</head>
-<body>
-<header>
-<h1>Translation review</h1>
-<p>What this change did to the translations: every catalog entry whose English or
-translation differs from <code>{html.escape(commit[:12])}</code> ({html.escape(how)}).
-Re-wrapped lines, moved location comments and reordered entries are not changes.
-Each entry links to its section of the built page.</p>
-{table}
-{render_stale(stale)}
-</header>
-<main>
-{render_sources(list(sources), list(locale))}
-{"".join(out)}
-{extra}
-</main>
-</body>
-</html>
-"""
-
-
-def render_stale(stale):
-    """The warning that the built pages the links lead to are older than the change."""
-    if not stale:
-        return ""
-    names = ", ".join(stale)
-    return (
-        f'<p class="stale" role="alert"><strong>The built pages of {html.escape(names)} are'
-        " older than their sources or catalogs</strong> (make html has not run since"
-        " they changed): the links below lead to the old text, and a new heading may"
-        " be linked under its old title. Run <code>make html</code>, then"
-        " <code>make review-diff</code> again.</p>"
+    languages = [
+        (lang, by_sphinx_code(lang), [p for p in changed if p.lang == lang])
+        for lang in dict.fromkeys(p.lang for p in pages)
+    ]
+    return TEMPLATE.render(
+        commit=base[0],
+        how=base[1],
+        policy=Markup(meta(policy([]))),
+        style=STYLE,
+        changed=changed,
+        used=[s for s in STATES if any(counts(p)[s] for p in changed)],
+        stale=stale,
+        sources=Markup(render_sources(list(sources), list(locale))),
+        languages=languages,
+        outside=outside,
+        source_html=SOURCE.html,
+        slug=_slug,
+        counts=counts,
+        page_findings=page_findings,
+        entries=entries,
     )
 
 

@@ -18,7 +18,6 @@ import os
 from docutils import nodes
 from markupsafe import Markup
 from sphinx import addnodes
-from sphinx.errors import SphinxError
 from sphinx.locale import get_translator
 from sphinx.transforms import SphinxTransform
 from sphinx.transforms.i18n import parse_noqa
@@ -42,12 +41,6 @@ ATTRIBUTE_ONLY = (nodes.meta, addnodes.translatable)
 # output) is refused. A translated title parses to a section; a literal block
 # or an image (gettext_additional_targets) to itself.
 PARSED_AS = (nodes.paragraph, nodes.section, nodes.literal_block, nodes.image)
-
-
-class TranslationRefused(SphinxError):
-    """A translation file the build must not use at all."""
-
-    category = "Translation refused"
 
 
 def catalog_entry(srcdir, config, domain, msgid, holding=None):
