@@ -32,11 +32,7 @@ def files_digest(paths):
 
 
 def write_if_changed(path, data):
-    """Replace *path* by the bytes *data* atomically, unless it holds exactly those; make its folder.
-
-    A rebuild (HTML, then the PDF) leaves the files it would not change as
-    they were, and a process reading one meanwhile sees the old file or the new.
-    """
+    """Replace *path* by the bytes *data* atomically, unless it holds exactly those; make its folder."""
     path = Path(path)
     if path.is_file() and path.read_bytes() == data:
         return
@@ -47,22 +43,14 @@ def write_if_changed(path, data):
 
 
 def machinery_version():
-    """A digest of what turns sources into pages: conf/ (code, templates) and the pins.
-
-    The site's extensions give it to Sphinx as their ``env_version``: when it
-    changes, Sphinx reads and writes every page again.
-    """
+    """A digest of what turns sources into pages: conf/ (code, templates) and the pins."""
     code = [path for path in CONF.rglob("*") if "__pycache__" not in path.parts]
     return files_digest([ROOT / "requirements.txt", *code])[:16]
 
 
 def language_digest(lang):
     """A digest of everything *lang*'s pages are made from: the pins, the glossary, docs/,
-    examples/, conf/ and the language's catalogs (not generated files).
-
-    ``make html`` keeps it beside each language's site (``_build/stamps/<lang>.sources``):
-    the review page compares it to say which built pages predate a change.
-    """
+    examples/, conf/ and the language's catalogs (not generated files)."""
     files = [ROOT / "requirements.txt", GLOSSARY]
     for folder in (DOCS, EXAMPLES, CONF, LOCALE / lang):
         files += folder.rglob("*")

@@ -31,11 +31,16 @@ import threading
 import time
 from pathlib import Path
 
-# Imported once here, for every rebuild's child: the Sphinx stack our conf.py loads.
+# Imported once here, for every rebuild's child: the Sphinx stack our conf.py loads, and
+# Matplotlib, which Sphinx-Gallery imports in every build (with agg, as it sets it).
 import babel.messages.pofile  # noqa: F401
 import docutils.parsers.rst  # noqa: F401
 import furo  # noqa: F401
 import jieba
+import matplotlib
+
+matplotlib.use("agg")
+import matplotlib.pyplot  # noqa: E402, F401
 import myst_parser.parsers.sphinx_  # noqa: F401
 import notfound.extension  # noqa: F401
 import sphinx.builders.html  # noqa: F401
@@ -169,13 +174,9 @@ def build(lang, outdir, doctrees):
 
 
 class Pages:
-    """The served pages of one language: a link to one of two folders, swapped atomically.
-
-    Each rebuild goes into the other folder, first made a copy of the served
-    one (mtimes kept: Sphinx rebuilds incrementally); only a good rebuild
-    replaces the link, in one rename, so a request sees the old pages or the
-    new, never a mix, and a failed rebuild leaves the last good pages served.
-    """
+    """The served pages of one language: a link to one of two folders. Each rebuild goes into
+    a copy of the served one (mtimes kept: incremental); a good one replaces the link in one
+    rename, so a request sees the old pages or the new, never a mix."""
 
     def __init__(self, live, lang):
         self.link = live / lang
@@ -206,9 +207,8 @@ class Pages:
         partial.replace(self.link)
 
 
-# Imported by a rebuild, but not kept warm: an example's libraries would start
-# threads (torch, OpenMP) that a forked child cannot use.
-NEVER_WARM = ("torch", "matplotlib", "numpy", "PIL", "__main__")
+# Imported by a rebuild, but not kept warm: torch starts OpenMP threads that a forked child cannot use.
+NEVER_WARM = ("torch", "__main__")
 
 
 def keep_warm(names):
@@ -223,12 +223,8 @@ def keep_warm(names):
 
 
 class PreviewHandler(http.server.SimpleHTTPRequestHandler):
-    """Serve the built pages, each with the reload script, and the build status.
-
-    Only to requests for its own address: a page of another site that makes
-    the browser resolve its own name to 127.0.0.1 (DNS rebinding) names that
-    site in ``Host:`` and is refused.
-    """
+    """Serve the built pages, each with the reload script, and the build status, only to
+    requests for its own address (a page of another site resolving to 127.0.0.1 is refused)."""
 
     status_file = None  # set by serve()
     home = "/"
@@ -340,11 +336,7 @@ def bind(host, port):
 
 
 def build_the_others(lang):
-    """Build, once, the languages ``_build/html/`` lacks, so that the switcher's links work.
-
-    The preview serves the other languages from the last ``make html``; where
-    a language was never built there, it runs ``make html`` for those.
-    """
+    """Build, once, the languages ``_build/html/`` lacks, so that the switcher's links work."""
     missing = [
         other.sphinx
         for other in LANGUAGES

@@ -10,6 +10,7 @@ changed examples and the others execute none.
 """
 
 import argparse
+import functools
 import hashlib
 import html
 import json
@@ -19,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from sphinx_gallery.utils import get_md5sum
@@ -116,8 +118,8 @@ def sphinx_build(lang, outdir, doctrees, recordings, options=(), builder="html")
     return subprocess.run([*cmd, str(ROOT / "docs"), str(outdir)], cwd=ROOT).returncode
 
 
-def build_atomically(lang, final, doctrees, recordings, options=(), publishable=True, fresh=False):
-    """Build *lang* into a staging copy of *final*; swap it in if Sphinx succeeded and *publishable*.
+def build_atomically(lang, final, doctrees, recordings, options=(), publishable=lambda: True, fresh=False):
+    """Build *lang* into a staging copy of *final*; swap it in if Sphinx succeeded and ``publishable()``.
 
     *fresh*: into an empty staging folder, so that Sphinx writes every page.
     Return whether it was published.
@@ -128,7 +130,7 @@ def build_atomically(lang, final, doctrees, recordings, options=(), publishable=
     if final.is_dir() and not fresh:
         shutil.copytree(final, staging, symlinks=True)  # keeps mtimes: incremental
     built = sphinx_build(lang, staging, doctrees, recordings, options) == 0
-    if not (built and publishable):
+    if not (built and publishable()):
         shutil.rmtree(staging, ignore_errors=True)
         # The environment may say pages are current that were never published.
         (doctrees / "environment.pickle").unlink(missing_ok=True)
@@ -220,32 +222,45 @@ def build_local(langs, outputs=()):
             (stamps / f"{lang}.sha256").unlink(missing_ok=True)
             todo.append(lang)
     check_catalogs(todo, {"syntax"})  # the others' catalogs passed at their last build
-    bad, problems = refused(todo, CONTENT_CHECKS)
-    for problem in problems:
-        print(problem, file=sys.stderr)
     options = ["-D", f"site_languages_built={complete}", "-D", f"site_html_root={outdir}"]
     failed, extracted = [], False
-    for lang in todo:
-        if stale_examples() and failed:
-            print(f"--- {lang}: not built: the examples did not all run (see above) ---", flush=True)
-            failed.append(lang)
-            continue
-        if lang != SOURCE.sphinx and not extracted:
-            announce("the extraction of the English")
-            extract_english()
-            extracted = True
-        announce(lang)
-        start = time.monotonic()
-        fresh = not stamped(lang, "languages", complete)  # the switchers' links change: every page anew
-        if not build_atomically(
-            lang, outdir / lang, BUILD / "doctrees" / lang, recordings, options, lang not in bad, fresh
-        ):
-            failed.append(lang)
-            continue
-        for kind, value in (("sha256", digests[lang]), ("languages", complete), ("sources", sources[lang])):
-            (stamps / f"{lang}.{kind}").write_text(value)
-        page = os.path.relpath(outdir / lang / "index.html")
-        print(f"--- {lang}: published in {time.monotonic() - start:.0f} s: {page} ---", flush=True)
+    with ThreadPoolExecutor(1) as pool:  # make check's content checks, while the first language builds
+        checked = pool.submit(refused, todo, CONTENT_CHECKS)
+
+        @functools.cache
+        def refusals():
+            bad, problems = checked.result()
+            for problem in problems:
+                print(problem, file=sys.stderr)
+            return bad
+
+        for lang in todo:
+            if stale_examples() and failed:
+                print(f"--- {lang}: not built: the examples did not all run (see above) ---", flush=True)
+                failed.append(lang)
+                continue
+            if lang != SOURCE.sphinx and not extracted:
+                announce("the extraction of the English")
+                extract_english()
+                extracted = True
+            announce(lang)
+            start = time.monotonic()
+            fresh = not stamped(lang, "languages", complete)  # the switchers' links change: every page anew
+            doctrees = BUILD / "doctrees" / lang
+            if not build_atomically(
+                lang, outdir / lang, doctrees, recordings, options, lambda: lang not in refusals(), fresh
+            ):
+                failed.append(lang)
+                continue
+            for kind, value in (
+                ("sha256", digests[lang]),
+                ("languages", complete),
+                ("sources", sources[lang]),
+            ):
+                (stamps / f"{lang}.{kind}").write_text(value)
+            page = os.path.relpath(outdir / lang / "index.html")
+            print(f"--- {lang}: published in {time.monotonic() - start:.0f} s: {page} ---", flush=True)
+        bad = refusals()
     if bad:
         print(
             f'`make check LANGUAGES="{" ".join(bad)}"` lists the errors that kept them from being published'

@@ -67,10 +67,8 @@ TEXTS = ".texts.json"  # and its texts (figure_texts), for make gettext, which t
 FRAME = "figure-frame"  # the class of the box each figure scrolls in (site.css, accessibility.js)
 
 
-# The size of the figures' text: 12 pt at Matplotlib's 100 dpi is 16.7 px, the
-# body's 16 px, where a figure is shown at its own size, as it always is: on a
-# phone it scrolls sideways in its frame instead of shrinking (site.css), so its
-# words stay as large as the page's.
+# 12 pt at Matplotlib's 100 dpi is 16.7 px, the body's 16 px: a figure is shown at its own
+# size (on a phone it scrolls sideways in its frame), so its words are as large as the page's.
 FIGURE_TEXT_PT = 12
 
 
@@ -80,11 +78,8 @@ def readable_figures(gallery_conf, fname, when):
 
 
 def scrape(block, block_vars, gallery_conf, **kwargs):
-    """Sphinx-Gallery's Matplotlib scraper, keeping each figure it saves (pickled) beside it.
-
-    Each figure is put in a ``figure-frame`` container: the box that scrolls
-    it sideways where the page is narrower than the figure (site.css).
-    """
+    """Sphinx-Gallery's Matplotlib scraper, keeping each figure it saves (pickled) beside it, in
+    a ``figure-frame`` container: the box that scrolls it sideways on a narrow page (site.css)."""
     figures = [plt.figure(number) for number in plt.get_fignums()]
     kept = [pickle.dumps(figure) for figure in figures]
     paths = block_vars["image_path_iterator"].paths
@@ -126,11 +121,8 @@ def _drawn_texts(figure):
 
 
 def _translated_ticks(axis, translate, family):
-    """Make *axis* translate the labels its formatters give, in the font *family*.
-
-    Matplotlib makes the tick labels again each time it draws, from the
-    formatter: the label is translated there, not in the text it last drew.
-    """
+    """Make *axis* translate the labels its formatters give (Matplotlib makes them again at
+    each draw), in the font *family*."""
 
     class Translated(Formatter):
         def __init__(self, inner):
@@ -181,13 +173,9 @@ def as_drawn(english, translation):
 
 
 def draw(pickled, translate, family, target, **savefig):
-    """Draw the figure *pickled* again with its texts translated, in the font *family*.
-
-    *family* names one face of a font collection (``Noto Sans CJK TC`` is
-    face 3 of ``NotoSansCJK-Regular.ttc``): Matplotlib's font manager lists
-    every face of a ``.ttc`` and draws with the one of that name. Each
-    translation is given to Matplotlib as words (:func:`as_drawn`).
-    """
+    """Draw the figure *pickled* again with its texts translated (:func:`as_drawn`), in the font
+    *family*: a face of a collection (``Noto Sans CJK TC`` is face 3 of ``NotoSansCJK-Regular.ttc``),
+    which Matplotlib's font manager lists by name."""
     figure = load_figure(pickled)
     translated = translate
     translate = lambda text: as_drawn(text, translated(text))  # noqa: E731
@@ -207,12 +195,11 @@ def draw(pickled, translate, family, target, **savefig):
 
 
 def _inputs_key(app, docname, *files):
-    """A digest of what a page's translated figures and downloads are made from.
+    """A digest of what a page's translated figures and downloads are made from: conf/ and
+    the pins, the language, the page's compiled catalog and *files* (the example, a figure).
 
-    The machinery (conf/ and the pins), the language, the page's compiled
-    catalogs and *files* (the example, a pickled figure). Each made file keeps
-    the key it was made from in the doctrees (:func:`_is_current`): a live
-    preview rebuilds after each saved entry, and only that page's catalog changed.
+    Each made file keeps its key in the doctrees (:func:`_is_current`): after a
+    save in the live preview only that page's catalog changed.
     """
     domain = docname_to_domain(docname, app.config.gettext_compact)
     key = hashlib.sha256(f"{machinery_version()}\0{app.config.language}".encode())
@@ -231,8 +218,7 @@ def _kept(app, path):
 
 
 def _stamp(path, key):
-    # What the file holds too: another build (the preview's, another language's
-    # doctrees) may have written the same file since.
+    # What the file holds too: the other of make html and the live preview may have written it since.
     return f"{key} {hashlib.sha256(open(path, 'rb').read()).hexdigest()}"
 
 
@@ -264,12 +250,9 @@ def _message(text, source, line):
     return node
 
 
-def offer(app, doctree):
-    """In a gettext build, make each comment, docstring and figure text of a page a message.
-
-    The messages stand in the page after the code block or figure they belong
-    to, so that the catalog lists them in the page's order.
-    """
+def add_messages(app, doctree):
+    """In a gettext build, make each comment, docstring and figure text of a page a message,
+    after the code block or figure it belongs to: the catalog lists them in the page's order."""
     docname = app.env.current_document.docname
     if app.builder.name != "gettext" or example_of(app, docname) is None:
         return
@@ -306,12 +289,8 @@ def _pickle_of(app, figure):
 
 
 def localize(app, doctree):
-    """In a translated build, translate a gallery page's comments, docstrings, figures, downloads.
-
-    The page's code blocks get the translated comments and docstrings, its
-    figures are drawn in the build's language; the gallery's thumbnails
-    follow the figures.
-    """
+    """In a translated build, translate a gallery page's comments, docstrings and figures;
+    the gallery's thumbnails follow the figures."""
     docname = app.env.current_document.docname
     if not is_translated_build(app.config):
         return
@@ -360,13 +339,8 @@ def figure_family(language):
 
 
 def _localized_figure(app, uri, pickled, docname):
-    """Draw the figure again in the language of page *docname*, under images/<language>/; return its URI.
-
-    Only when its inputs changed (:func:`_inputs_key`): once per build at
-    most, and the gallery's thumbnail of an example is made from the figure
-    its page has drawn (the catalog and the pickle cannot change while Sphinx
-    builds).
-    """
+    """Draw the figure again in the language of page *docname*, under images/<language>/, unless
+    its inputs are unchanged (:func:`_inputs_key`); return its URI."""
     folder, name = uri.rsplit("/", 1)
     localized = f"{folder}/{app.config.language}/{name}"
     path = os.path.join(app.srcdir, localized.lstrip("/"))
@@ -380,13 +354,8 @@ def _localized_figure(app, uri, pickled, docname):
 
 
 def _compact_png(png):
-    """The PNG in the file object *png*, the same pixels in fewer bytes.
-
-    Matplotlib writes RGBA; a figure on an opaque background loses nothing as
-    RGB, and Pillow's optimizing encoder makes it smaller still: a Chinese
-    figure is 14 % smaller than Matplotlib's, 4 % smaller than the English
-    (the tutorial's first load stays within its budget, tests/test_browser.py).
-    """
+    """The PNG in the file object *png*, the same pixels in fewer bytes: RGB where it is opaque,
+    Pillow's optimizing encoder (the tutorial's first load has a budget: tests/test_browser.py)."""
     png.seek(0)
     with Image.open(png) as image:
         if image.mode == "RGBA" and image.getextrema()[3] == (255, 255):
@@ -439,14 +408,11 @@ def _localize_thumbnails(app, doctree):
 
 
 def localized_script(path, translate, parse, wrap=True):
-    """The example at *path* with its prose, comments and docstrings translated.
+    """(The example at *path* with its prose, comments and docstrings translated, [English texts refused]).
 
-    Sphinx-Gallery's cells stay where they are: the module docstring and each
-    ``# %%`` cell of comment lines hold reST prose, translated message by
-    message (:func:`localized_prose`) and, with *wrap*, wrapped at 79 columns
-    as the English is; code cells keep every token (:func:`localized_code`).
-    A translation that would change the script's tokens is not used.
-    Returns (text, [English texts refused]).
+    The module docstring and each ``# %%`` text cell are translated message by
+    message and, with *wrap*, wrapped at 79 columns as the English is; code cells
+    keep every token. A translation that would change the script's tokens is not used.
     """
     source = open(path, encoding="utf-8").read()
     lines = source.splitlines(keepends=True)
@@ -500,13 +466,9 @@ def notebook_code(notebook):
 def localized_downloads(example, translate, parse, gallery_conf):
     """Return (script, notebook, [English texts refused]) of *example* in a translation.
 
-    The notebook is made from the translated script by Sphinx-Gallery's own
-    converter, its prose left unwrapped: a line break between two Chinese
-    characters of its Markdown reaches the HTML, and Chromium shows it as a
-    space. Both are checked against the English:
-    the script's tokens and each notebook code cell's tokens equal the
-    English ones, else the English is handed out (and the refusal names the
-    whole script).
+    The notebook is made by Sphinx-Gallery's converter from the script with its
+    prose unwrapped (Chromium shows a line break between Chinese characters as a
+    space). Where its code cells' tokens differ from the English's, the English is handed out.
     """
     script, refused = localized_script(example, translate, parse)
     english = _notebook(example, gallery_conf)
@@ -538,11 +500,8 @@ def notebook_refusals(english, notebook):
 
 
 def _notebook(path, gallery_conf, folder=None):
-    """The notebook of the script at *path*, as Sphinx-Gallery makes the English one.
-
-    Its blocks are cleaned as Sphinx-Gallery's ``_clean_script_blocks`` does
-    (blocks to ignore, its configuration comments, a last empty block).
-    """
+    """The notebook of the script at *path*, as Sphinx-Gallery makes the English one (its blocks
+    cleaned as its ``_clean_script_blocks`` does)."""
     blocks = [
         parser.Block(label, parser.remove_ignore_blocks(content), line)
         for label, content, line in parser.split_code_and_text_blocks(str(path))[1]
@@ -562,13 +521,8 @@ WEB_BUILDERS = ("html", "dirhtml", "singlehtml")
 
 
 def make_downloads(app, env):
-    """In a translated HTML build, make and check every example's downloads, once read.
-
-    They are made from the sources and catalogs in every build (a fraction of
-    a second each); a translation they refuse is reported with the page's
-    refusals (translation_safety.report, which runs after this) and fails the
-    build. Outside of reading: Sphinx's roles need a document of the build.
-    """
+    """In a translated HTML build, make and check every example's downloads, once the pages
+    are read (Sphinx's roles need a document); a refusal fails the build with the pages'."""
     app.dp_downloads = {}
     if app.builder.name not in WEB_BUILDERS or not is_translated_build(app.config):
         return []
@@ -585,7 +539,7 @@ def make_downloads(app, env):
 
 
 def _remembered_downloads(app, docname, example, parse):
-    """:func:`localized_downloads` of *example*, read back while its inputs stay (:func:`_inputs_key`)."""
+    """:func:`localized_downloads` of *example*, kept while its inputs stay (:func:`_inputs_key`)."""
     key = _inputs_key(app, docname, example)
     kept = os.path.join(app.doctreedir, "downloads", docname.replace("/", "_") + ".json")
     if _is_current(app, kept, key):
@@ -622,7 +576,7 @@ def write_downloads(app, exception):
 
 def setup(app):
     """Register the handlers."""
-    app.connect("doctree-read", offer)
+    app.connect("doctree-read", add_messages)
     app.connect("doctree-read", localize, priority=400)  # before the image collector
     app.connect("env-updated", make_downloads, priority=400)  # before the refusals' report
     app.connect("build-finished", write_downloads)

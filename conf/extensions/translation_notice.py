@@ -47,18 +47,11 @@ def sentence(template, **values):
     return result
 
 
-def _link(docname, refdoc):
-    """A link to *docname* showing its title."""
-    return addnodes.pending_xref(
-        "",
-        nodes.inline(text=docname),
-        refdomain="std",
-        reftype="doc",
-        reftarget="/" + docname,
-        refdoc=refdoc,
-        refexplicit=False,
-        refwarn=True,
-    )
+def doc_link(docname, refdoc):
+    """A link to *docname* showing its title, as the ``doc`` role makes it."""
+    link = addnodes.pending_xref("", nodes.inline(text=docname), refdomain="std", reftype="doc")
+    link.attributes.update(reftarget="/" + docname, refdoc=refdoc, refexplicit=False, refwarn=True)
+    return link
 
 
 class TranslationNotice(SphinxTransform):
@@ -81,7 +74,7 @@ class TranslationNotice(SphinxTransform):
             text += _spaced(text, sentence(MISSING, count=missing))
         docname = self.env.current_document.docname
         if all(page in self.env.found_docs for page in PAGES.values()):
-            links = {key: _link(page, docname) for key, page in PAGES.items()}
+            links = {key: doc_link(page, docname) for key, page in PAGES.items()}
             text += _spaced(text, sentence(LINKS, **links))
         notice = nodes.container(
             "", nodes.paragraph("", "", *text), classes=["translation-notice", "no-search"]

@@ -2,11 +2,11 @@
 (catalogs/progress.py counts it, as for ``make stat``)."""
 
 from docutils import nodes
-from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
 from languages import LANGUAGES
 from extensions.compiled_catalogs import catalog_folder
+from extensions.translation_notice import doc_link
 from catalogs.po import language_catalogs
 from catalogs.progress import current_pot_dir, language_counts
 
@@ -34,16 +34,7 @@ class TranslationStatus(SphinxDirective):
             return self.cell(INTERFACE, translatable=True)
         if page not in self.env.found_docs:
             return self.cell(page)
-        link = addnodes.pending_xref(
-            "",
-            nodes.inline(text=page),
-            refdomain="std",
-            reftype="doc",
-            reftarget="/" + page,
-            refdoc=self.env.docname,
-            refexplicit=False,
-        )
-        return nodes.entry("", nodes.paragraph("", "", link))
+        return nodes.entry("", nodes.paragraph("", "", doc_link(page, self.env.docname)))
 
     def run(self):
         locale_dir = catalog_folder(self.env.srcdir, self.config)
