@@ -84,6 +84,7 @@ def held(root, what):
 def setup(app):
     """Take the lock before anything is generated; give it back when the build ends."""
     root = Path(app.confdir).parent
-    acquire(root, os.environ.get("DP_COMMAND") or "sphinx-build " + " ".join(sys.argv[1:3]))
-    app.connect("build-finished", lambda app, exception: release(root), priority=1000)
+    # Only if this build took it: a process forked from its holder shares the holder's lock.
+    if acquire(root, os.environ.get("DP_COMMAND") or "sphinx-build " + " ".join(sys.argv[1:3])):
+        app.connect("build-finished", lambda app, exception: release(root), priority=1000)
     return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -11,7 +11,7 @@ languages are served from ``_build/html/``, so that the language switcher works.
 
 Unlike sphinx-autobuild, which starts a new ``sphinx-build`` for every change,
 one process imports Sphinx, the extensions' libraries and jieba's dictionary
-once and forks a warm child for each rebuild.
+once (build.site.warm_up) and forks a warm child for each rebuild.
 """
 
 import argparse
@@ -31,25 +31,9 @@ import threading
 import time
 from pathlib import Path
 
-# Imported once here, for every rebuild's child: the Sphinx stack our conf.py loads, and
-# Matplotlib, which Sphinx-Gallery imports in every build (with agg, as it sets it).
-import babel.messages.pofile  # noqa: F401
-import docutils.parsers.rst  # noqa: F401
-import furo  # noqa: F401
-import jieba
-import matplotlib
-
-matplotlib.use("agg")
-import matplotlib.pyplot  # noqa: E402, F401
-import myst_parser.parsers.sphinx_  # noqa: F401
-import notfound.extension  # noqa: F401
-import sphinx.builders.html  # noqa: F401
-import sphinx.search.zh  # noqa: F401
-import sphinx_copybutton  # noqa: F401
-import sphinx_design  # noqa: F401
-import sphinx_gallery.gen_gallery  # noqa: F401
 from sphinx.cmd.build import main as sphinx_main
 
+from build.site import in_child, warm_up
 from languages import LANGUAGES, TRANSLATIONS, by_sphinx_code, select
 from extensions.preview_banner import banner
 from site_layout import BUILD, CONF, ROOT, write_if_changed
@@ -84,13 +68,6 @@ def snapshot(root):
     return files
 
 
-def warm_up(lang):
-    """Load jieba's dictionary once, for the rebuilds of a Chinese language: most of their start-up."""
-    if by_sphinx_code(lang).chinese:
-        jieba.setLogLevel(60)
-        jieba.initialize()
-
-
 OURS = tuple(str(ROOT / folder) + os.sep for folder in ("conf", "examples"))
 
 
@@ -105,10 +82,10 @@ def errors_of(log):
     return "\n".join(lines[:20]) or log.strip()[-2000:]
 
 
-def rebuild(lang, outdir, doctrees):
+def rebuild(lang, outdir, doctrees, before):
     """In the child: what make html checks first, then Sphinx into *outdir*.
 
-    Returns (why it failed or '', whether Sphinx ran).
+    Returns (why it failed or '', whether Sphinx ran, the modules it imported but those of *before*).
     """
     for name, module in list(sys.modules.items()):
         if is_ours(module):
@@ -116,61 +93,37 @@ def rebuild(lang, outdir, doctrees):
     # Imported again after the lines above: an edit to conf/ is what runs.
     from build.site import preflight
 
-    why = preflight(lang)
-    if why:
-        return why, False
-    args = ["-b", "html", "-q", "-c", str(CONF), "-D", f"language={lang}", "-d", str(doctrees)]
-    args += os.environ.get("SPHINXOPTS", "-W --keep-going").split()
-    with open(outdir.with_name(outdir.name + ".log"), "w+", encoding="utf-8") as said:
-        saved = os.dup(2)
-        os.dup2(said.fileno(), 2)  # Sphinx's warnings, for the banner too
-        try:
-            code = sphinx_main([*args, str(ROOT / "docs"), str(outdir)])
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-        said.seek(0)
-        text = said.read()
-    sys.stderr.write(text)
-    return ("" if code == 0 else errors_of(text) or f"sphinx-build exited with {code}"), True
+    why, ran = preflight(lang), False
+    if not why:
+        args = ["-b", "html", "-q", "-c", str(CONF), "-D", f"language={lang}", "-d", str(doctrees)]
+        args += os.environ.get("SPHINXOPTS", "-W --keep-going").split()
+        with open(outdir.with_name(outdir.name + ".log"), "w+", encoding="utf-8") as said:
+            saved = os.dup(2)
+            os.dup2(said.fileno(), 2)  # Sphinx's warnings, for the banner too
+            try:
+                ran, code = True, sphinx_main([*args, str(ROOT / "docs"), str(outdir)])
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, 2)
+            said.seek(0)
+            text = said.read()
+        sys.stderr.write(text)
+        why = "" if code == 0 else errors_of(text) or f"sphinx-build exited with {code}"
+    return why, ran, [n for n in set(sys.modules) - before if not is_ours(sys.modules[n])]
 
 
 def build(lang, outdir, doctrees):
-    """Rebuild *lang* into *outdir* in a forked child: a fresh Sphinx application, warm libraries.
+    """Rebuild *lang* into *outdir* in a child forked from this warm process.
 
     Returns (why it failed or '', seconds, modules it imported, whether Sphinx ran).
     """
-    start, before = time.perf_counter(), set(sys.modules)
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        why, ran, imported = "", False, []
-        try:
-            why, ran = rebuild(lang, outdir, doctrees)
-            imported = [n for n in set(sys.modules) - before if not is_ours(sys.modules[n])]
-        except BaseException as err:  # noqa: BLE001  report anything, never return
-            why = f"error: {err!r}"
-            print(why, file=sys.stderr)
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.write(write_end, json.dumps({"why": why, "imported": imported, "sphinx": ran}).encode())
-            os._exit(0 if not why else 1)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        said = pipe.read().decode()
-    _, status = os.waitpid(pid, 0)
+    start = time.perf_counter()
     try:
-        result = json.loads(said)
-    except ValueError:
-        result = {
-            "why": "the rebuild stopped unexpectedly (see the terminal)",
-            "imported": [],
-            "sphinx": True,
-        }
-    why = result["why"] or ("" if os.waitstatus_to_exitcode(status) == 0 else "the rebuild failed")
-    return why, time.perf_counter() - start, result["imported"], result["sphinx"]
+        why, ran, imported = in_child(rebuild, lang, outdir, doctrees, set(sys.modules))()
+    except Exception as err:  # noqa: BLE001  the banner says it
+        why, ran, imported = f"error: {err!r}", True, []
+        print(why, file=sys.stderr)
+    return why, time.perf_counter() - start, imported, ran
 
 
 class Pages:
@@ -394,7 +347,7 @@ def main(argv=None):
 
     url = f"http://{args.host}:{args.port}/{lang}/index.html"
     try:
-        warm_up(lang)
+        warm_up([lang])
         print(f"Building {lang} for the first time (later rebuilds take seconds)...", flush=True)
         number = 0
         while True:

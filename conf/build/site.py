@@ -6,26 +6,29 @@ checks; a catalog gettext would reject stops the build before anything is
 built. A language none of whose inputs changed since its last good build is
 not rebuilt. Sphinx-Gallery executes an example only when its source differs
 from the copy it last executed, so the first language built executes the
-changed examples and the others execute none.
+changed examples and the others execute none. Each Sphinx run is a child forked
+from this process, which imports the Sphinx stack (and jieba's dictionary) once.
 """
 
 import argparse
 import functools
 import hashlib
 import html
+import importlib
 import json
+import logging
 import os
+import pickle
 import re
 import shutil
-import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import jieba
 from sphinx_gallery.utils import get_md5sum
 
-from languages import LANGUAGES, SOURCE, TRANSLATIONS, browser_tags, from_readthedocs, select
+from languages import LANGUAGES, SOURCE, TRANSLATIONS, browser_tags, by_sphinx_code, from_readthedocs, select
 from checkout_lock import held
 from content_security_policy import meta, policy, script_hash
 from site_layout import BUILD, CONF, EXAMPLES, GALLERY, LOCALE, ROOT, language_digest
@@ -43,10 +46,68 @@ QUIET = [] if os.environ.get("VERBOSE", "") not in ("", "0") else ["-q"]
 # The checks whose errors keep a translation from being published; out-of-date
 # and unfinished entries are published (their English shows).
 CONTENT_CHECKS = {"markup", "safety", "interface", "code", "script-mix"}
+# What every Sphinx run of conf.py imports: loaded once by warm_up(), not in every run.
+SPHINX_STACK = (
+    "babel.messages.pofile",
+    "docutils.parsers.rst",
+    "furo",
+    "myst_parser.parsers.sphinx_",
+    "notfound.extension",
+    "sphinx.builders.html",
+    "sphinx.cmd.build",
+    "sphinx.search.zh",
+    "sphinx_copybutton",
+    "sphinx_design",
+    "sphinx_gallery.gen_gallery",
+    "matplotlib.pyplot",  # Sphinx-Gallery imports it in every build, with agg
+)
 
 
 class BuildError(Exception):
     """The build cannot go on; the message says why."""
+
+
+def warm_up(langs):
+    """Import the Sphinx stack here, and load jieba's dictionary if *langs* hold a Chinese one.
+
+    Only third-party modules: our own are read afresh by each Sphinx run's conf.py.
+    """
+    importlib.import_module("matplotlib").use("agg")
+    for name in SPHINX_STACK:
+        importlib.import_module(name)
+    if any(by_sphinx_code(lang).chinese for lang in langs):
+        jieba.setLogLevel(logging.WARNING)
+        jieba.initialize()  # most of a Chinese build's start-up
+
+
+def in_child(function, *args):
+    """Start ``function(*args)`` in a child forked from this process; return ``wait()``, which
+    returns its result or raises its exception."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            said = (True, function(*args))
+        except BaseException as err:  # noqa: BLE001  the parent raises it
+            said = (False, err)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        with os.fdopen(write, "wb") as pipe:
+            pickle.dump(said, pipe)
+        os._exit(0)
+    os.close(write)
+
+    def wait():
+        with os.fdopen(read, "rb") as pipe:
+            data = pipe.read()
+        os.waitpid(pid, 0)
+        ok, value = pickle.loads(data) if data else (False, BuildError("a build process died (above)"))
+        if not ok:
+            raise value
+        return value
+
+    return wait
 
 
 def stale_examples(examples=EXAMPLES, gallery=GALLERY):
@@ -110,12 +171,23 @@ def input_digest(lang, recordings, sources=None):
 
 
 def sphinx_build(lang, outdir, doctrees, recordings, options=(), builder="html"):
-    """Run sphinx-build for *lang*; return its exit code."""
+    """Run sphinx-build for *lang* in a child process (:func:`in_child`); return its exit code."""
     print(f"--- building {lang} ({builder}) ---", flush=True)
-    cmd = [sys.executable, "-m", "sphinx", "-b", builder, "-c", str(CONF), "-D", f"language={lang}"]
-    cmd += ["-d", str(doctrees), *QUIET, *SPHINX_OPTS, *options]
-    cmd += ["-D", f"recordings={','.join(recordings)}"] if recordings else []
-    return subprocess.run([*cmd, str(ROOT / "docs"), str(outdir)], cwd=ROOT).returncode
+    argv = [
+        "-b",
+        builder,
+        "-c",
+        str(CONF),
+        "-D",
+        f"language={lang}",
+        "-d",
+        str(doctrees),
+        *QUIET,
+        *SPHINX_OPTS,
+    ]
+    argv += [*options, *(["-D", f"recordings={','.join(recordings)}"] if recordings else [])]
+    sphinx_main = importlib.import_module("sphinx.cmd.build").main
+    return in_child(sphinx_main, [*argv, str(ROOT / "docs"), str(outdir)])()
 
 
 def build_atomically(lang, final, doctrees, recordings, options=(), publishable=lambda: True, fresh=False):
@@ -223,44 +295,41 @@ def build_local(langs, outputs=()):
             todo.append(lang)
     check_catalogs(todo, {"syntax"})  # the others' catalogs passed at their last build
     options = ["-D", f"site_languages_built={complete}", "-D", f"site_html_root={outdir}"]
+    if todo:
+        warm_up(todo)
     failed, extracted = [], False
-    with ThreadPoolExecutor(1) as pool:  # make check's content checks, while the first language builds
-        checked = pool.submit(refused, todo, CONTENT_CHECKS)
+    checked = in_child(refused, todo, CONTENT_CHECKS)  # make check's content checks, while Sphinx builds
 
-        @functools.cache
-        def refusals():
-            bad, problems = checked.result()
-            for problem in problems:
-                print(problem, file=sys.stderr)
-            return bad
+    @functools.cache
+    def refusals():
+        bad, problems = checked()
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        return bad
 
-        for lang in todo:
-            if stale_examples() and failed:
-                print(f"--- {lang}: not built: the examples did not all run (see above) ---", flush=True)
-                failed.append(lang)
-                continue
-            if lang != SOURCE.sphinx and not extracted:
-                announce("the extraction of the English")
-                extract_english()
-                extracted = True
-            announce(lang)
-            start = time.monotonic()
-            fresh = not stamped(lang, "languages", complete)  # the switchers' links change: every page anew
-            doctrees = BUILD / "doctrees" / lang
-            if not build_atomically(
-                lang, outdir / lang, doctrees, recordings, options, lambda: lang not in refusals(), fresh
-            ):
-                failed.append(lang)
-                continue
-            for kind, value in (
-                ("sha256", digests[lang]),
-                ("languages", complete),
-                ("sources", sources[lang]),
-            ):
-                (stamps / f"{lang}.{kind}").write_text(value)
-            page = os.path.relpath(outdir / lang / "index.html")
-            print(f"--- {lang}: published in {time.monotonic() - start:.0f} s: {page} ---", flush=True)
-        bad = refusals()
+    for lang in todo:
+        if stale_examples() and failed:
+            print(f"--- {lang}: not built: the examples did not all run (see above) ---", flush=True)
+            failed.append(lang)
+            continue
+        if lang != SOURCE.sphinx and not extracted:
+            announce("the extraction of the English")
+            extract_english()
+            extracted = True
+        announce(lang)
+        start = time.monotonic()
+        fresh = not stamped(lang, "languages", complete)  # the switchers' links change: every page anew
+        doctrees = BUILD / "doctrees" / lang
+        if not build_atomically(
+            lang, outdir / lang, doctrees, recordings, options, lambda: lang not in refusals(), fresh
+        ):
+            failed.append(lang)
+            continue
+        for kind, value in {"sha256": digests[lang], "languages": complete, "sources": sources[lang]}.items():
+            (stamps / f"{lang}.{kind}").write_text(value)
+        page = os.path.relpath(outdir / lang / "index.html")
+        print(f"--- {lang}: published in {time.monotonic() - start:.0f} s: {page} ---", flush=True)
+    bad = refusals()
     if bad:
         print(
             f'`make check LANGUAGES="{" ".join(bad)}"` lists the errors that kept them from being published'
