@@ -142,7 +142,7 @@ def preflight(lang):
     """
     # Imported here, in the child, after it dropped our modules: an edit to conf/ is what runs.
     from build.site import CONTENT_CHECKS, refused
-    from catalogs.progress import ExtractionError, fresh_templates
+    from catalogs.merge import ExtractionError, fresh_templates
 
     if lang == SOURCE.sphinx:
         return ""

@@ -53,7 +53,6 @@ from content_security_policy import meta, policy  # noqa: E402
 from site_layout import BUILD, LOCALE, ROOT  # noqa: E402
 from catalogs.diff import (  # noqa: E402
     attach_findings,
-    changed_parts,
     glossary_at,
     keep_changed,
     resolve_base,
@@ -61,11 +60,11 @@ from catalogs.diff import (  # noqa: E402
     state,
     translation,
     unchanged_catalogs,
-    untranslated_elsewhere,
+    word_diff,
 )
 from catalogs.po import CatalogError  # noqa: E402
 from catalogs.repository import ReviewError  # noqa: E402
-from gate.run_checks import CHECKS, run_checks  # noqa: E402
+from gate.run_checks import CHECKS, run_checks, untranslated_elsewhere  # noqa: E402
 from catalogs.po import printable  # noqa: E402
 from catalogs.source_diff import (  # noqa: E402
     locale_changes,
@@ -175,32 +174,12 @@ def sort_pages(pages, doctrees):
 # -- Writing the review page and the summary ---------------------------------
 
 
-def _tokens(text, lang):
-    """Split *text* for a diff: words for English, single characters for Chinese."""
-    if not by_sphinx_code(lang).spaced:
-        return re.findall(r"[A-Za-z0-9_]+|\s+|.", text, re.DOTALL)
-    return re.findall(r"\s+|\S+", text)
-
-
-def diff_html(old, new, lang):
-    """Return *new* as escaped HTML with what changed from *old* marked as <del>/<ins>."""
-    tags = {"removed": "del", "added": "ins"}
-    parts = []
-    for kind, tokens in changed_parts(_tokens(old, lang), _tokens(new, lang)):
-        text = html.escape("".join(tokens))
-        if kind == "same":
-            parts.append(text)
-        else:
-            parts.append(f'<{tags[kind]}><span class="visually-hidden">{kind}: </span>{text}</{tags[kind]}>')
-    return "".join(parts)
-
-
 def _text(old, new, lang):
     """Show a text that may have changed: a diff when it did, else the text."""
     if old is None or new is None or old == new:
         shown = new if new is not None else old
         return html.escape(shown or "") if shown else "<em>(none)</em>"
-    return diff_html(old, new, lang)
+    return word_diff(old, new, "html")
 
 
 def _slug(*parts):

@@ -46,7 +46,7 @@ from build.outputs import OutputsError, fetch, published  # noqa: E402
 from extensions.gallery_reuse import stale_examples  # noqa: E402
 from extensions.recordings import choose, committed  # noqa: E402
 from catalogs.diff import resolve_base  # noqa: E402
-from catalogs.progress import ExtractionError, fresh_templates  # noqa: E402
+from catalogs.merge import ExtractionError, fresh_templates  # noqa: E402
 from catalogs.repository import ReviewError, git  # noqa: E402
 from build.review_page import write_review  # noqa: E402
 from gate.run_checks import errors  # noqa: E402
@@ -93,7 +93,7 @@ def extract_english(reuse_gallery=False):
     """Extract the current English (make gettext), which the translations are counted against.
 
     The status page and each page's notice count a translation against the
-    current English, as ``make stat`` does (catalogs/progress.py): the
+    current English, as ``make stat`` does (catalogs/merge.py): the
     templates must be current before a translation builds. Nothing runs when
     no source changed since the last extraction. *reuse_gallery*: read the
     gallery the first language generated, as the other languages do. Returns

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from languages import TRANSLATIONS
 from site_layout import BUILD, GALLERY, ROOT, language_digest
+from catalogs.diff import word_diff
 from catalogs.po import plain, printable
 from catalogs.repository import ReviewError, git
 
@@ -147,18 +148,11 @@ def stale_languages(langs, site=BUILD / "html"):
     return stale
 
 
-def word_diff_html(line):
-    """One line of git's word diff as HTML: [-removed-] as <del>, {+added+} as <ins>."""
-    out, at = [], 0
-    for match in _MARK.finditer(line):
-        out.append(html.escape(line[at : match.start()]))
-        removed, added = match.group(1), match.group(2)
-        kind, text = ("del", removed) if removed is not None else ("ins", added)
-        label = "removed" if kind == "del" else "added"
-        out.append(f'<{kind}><span class="visually-hidden">{label}: </span>{html.escape(text)}</{kind}>')
-        at = match.end()
-    out.append(html.escape(line[at:]))
-    return "".join(out)
+def _line_html(line):
+    """One line of git's word diff (``[-removed-]{+added+}``) as HTML (diff.word_diff)."""
+    old = _MARK.sub(lambda m: m[1] or "", line)
+    new = _MARK.sub(lambda m: m[2] or "", line)
+    return word_diff(old, new, "html")
 
 
 def render(changes, locale=()):
@@ -198,7 +192,7 @@ def _rendered(changes):
             f"{change.status}</span></h3>"
         )
         for header, lines in change.hunks:
-            body = "\n".join(word_diff_html(line) for line in lines).strip("\n")
+            body = "\n".join(_line_html(line) for line in lines).strip("\n")
             out.append(f'<p class="where">{html.escape(header)}</p><pre class="diff">{body}</pre>')
         if change.outputs is not None:
             when = (

@@ -4,12 +4,11 @@ A gettext build offers each paragraph of a code cell's comments and docstrings
 as a message (extensions/localized_examples.py); the translated build and
 the downloads put the translations back with :func:`localized_code`, which
 refuses one that changes any token but the words (``make check``'s ``code``
-check asks the same of the catalogs, checks/code.py). Translated prose is
+check asks the same of the catalogs, gate/code.py). Translated prose is
 wrapped as the English is: between jieba's words, the glossary's terms
-(:func:`glossary_terms`) whole, never inside inline markup.
+(catalogs/glossary.py) whole, never inside inline markup.
 """
 
-import csv
 import functools
 import inspect
 import io
@@ -24,14 +23,7 @@ from sphinx.util.nodes import extract_messages
 
 from site_layout import GLOSSARY
 
-CJK = re.compile(r"[\u3400-\u9fff]")
-
-
-def glossary_terms(glossary, language):
-    """Return the *language* column's terms of the glossary CSV that contain Chinese."""
-    with open(glossary, encoding="utf-8", newline="") as f:
-        terms = {row[language].strip() for row in csv.DictReader(f)}
-    return sorted(term for term in terms if CJK.search(term))
+from catalogs.glossary import chinese_terms
 
 
 # -- Comments and docstrings -------------------------------------------------------
@@ -146,7 +138,7 @@ def _segmenter():
     tokenizer = jieba.Tokenizer(jieba.dt.dictionary)
     tokenizer.FREQ, tokenizer.total, tokenizer.initialized = dict(jieba.dt.FREQ), jieba.dt.total, True
     for language in ("zh_CN", "zh_TW"):
-        for term in glossary_terms(GLOSSARY, language):
+        for term in chinese_terms(GLOSSARY, language):
             tokenizer.add_word(_simplified(term))
     return tokenizer
 

@@ -8,7 +8,7 @@ original stayed English. Paragraphs whose translation is outdated (fuzzy, or
 translated from an English that has changed since: fuzzy entries are not
 compiled, so only the ``.po`` knows) are marked ``fuzzy``, and the page's
 entries are counted, for translation_notice.py, against the current English
-as ``make stat`` counts them (catalogs/progress.py).
+as ``make stat`` counts them (catalogs/merge.py).
 ``bilingual.js`` shows the copies when the reader ticks the toggle.
 :class:`MarkEnglish` marks what is still English (untranslated or fuzzy) as
 ``lang="en"``, so that a screen reader reads it in English. English builds,
@@ -24,7 +24,7 @@ from sphinx.util.nodes import extract_messages
 from languages import SOURCE
 from extensions.compiled_catalogs import catalog_folder
 from catalogs.po import Catalog
-from catalogs.progress import current_pot_dir, page_counts, template_of
+from catalogs.merge import current_pot_dir, page_counts, template_of
 
 from .offline_copies import is_offline
 
@@ -47,7 +47,7 @@ def catalog_path(env, docname):
 
 
 def page_states(env, docname, document):
-    """Return the Counts of *docname* against the current English (catalogs/progress.py).
+    """Return the Counts of *docname* against the current English (catalogs/merge.py).
 
     The one count that ``make stat`` and the status page show: the page's
     catalog merged with its current English, as ``make update-po`` would.

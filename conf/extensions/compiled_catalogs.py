@@ -66,11 +66,11 @@ from catalogs.po import (
     printable,
     read,
 )
-from gate.checks.interface import INTERFACE, extracted
-from gate.checks.terminology import load_glossary
+from catalogs.glossary import load as load_glossary
+from gate.project import extracted
+from gate.safety import INTERFACE
 from catalogs.repository import ReviewError
-from gate.glyphs import glyphless
-from gate.words import added_controls, controls, interface_verdict, too_long
+from gate.words import added_controls, controls, glyphless, interface_verdict, too_long
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ def interface_glossary(base=None):
     """The glossary rows whose words an interface string may add: with *base* (``BASE``, the
     revision a change is compared with: the review workflow's), that revision's, never the
     change's own; else this checkout's. Raises ReviewError for a revision git does not know."""
-    return glossary_at(resolve_base(base)[0], GLOSSARY) if base else load_glossary(str(GLOSSARY))
+    return glossary_at(resolve_base(base)[0], GLOSSARY) if base else load_glossary(GLOSSARY)
 
 
 def refusal(po, message, language, interface_strings, glossary=()):
@@ -129,7 +129,7 @@ def compiled(po, language, interface_strings=None, glossary=()):
     for message in messages(catalog):
         why = refusal(po, message, language, interface_strings, glossary)
         if why:
-            line = message.lineno if message.pluralizable else msgstr_line(lines, message)
+            line = message.lineno if message.pluralizable else msgstr_line(message)
             problems.append((f"{po}:{line}", why))
             catalog.delete(message.id, context=message.context)
     unloadable = mo_files.problems(catalog, lines)

@@ -17,7 +17,7 @@ build shows and hands out is made from it and the page's catalog:
   ``.ipynb`` is made from that with Sphinx-Gallery's own converter, the
   ``.zip`` holds both; the script's and the notebook's code cells are checked
   token for token against the English, and each Markdown cell of the
-  notebook by make check's notebook rule (checks/safety.notebook_additions:
+  notebook by make check's notebook rule (gate/safety.notebook_additions:
   no link, image or HTML its English cell lacks), in every build. The
   English downloads are Sphinx-Gallery's own.
 * **Figures** are drawn once per language from the figure the example made,
@@ -57,8 +57,8 @@ from extensions.recordings import _gallery_source, cells_of
 from extensions.reproducible_files import zipped
 from extensions.translation_safety import catalog_entry, refusals_of
 from site_layout import machinery_version, write_if_changed
-from gate.checks.parsing import rst_document
-from gate.checks.safety import notebook_additions
+from gate.parse import rst_document
+from gate.safety import notebook_additions
 from catalogs.tutorial_text import (
     code_tokens,
     localized_code,
@@ -553,7 +553,7 @@ def localized_downloads(example, translate, parse, gallery_conf):
 
 def notebook_refusals(english, notebook):
     """Give back its English to each Markdown cell of *notebook* that adds a link, an image or
-    HTML to its English cell (checks/safety.notebook_additions); return ``[[what, why]]``."""
+    HTML to its English cell (gate/safety.notebook_additions); return ``[[what, why]]``."""
     cells = [
         [cell for cell in book["cells"] if cell["cell_type"] == "markdown"] for book in (english, notebook)
     ]

@@ -13,9 +13,8 @@ and every pull request is built. In a translated build:
   directive) becomes a paragraph of its own text, marked refused.
 * :class:`RefuseAdditions`, just after Locale, refuses a translation that
   holds any of the above where its English does not, that links a host or a
-  scheme its English does not link, that spans lines (what follows a line
-  break can be a directive or an HTML block), that was marked refused, or
-  that Locale could not use: gate/only_words.py judges, for
+  scheme its English does not link, that was marked refused, or
+  that Locale could not use: gate/safety.py judges, for
   ``make check`` too. The node shows the catalog entry as
   plain text instead, and the refusal names the catalog and line.
 * ``sphinx.po`` reaches the page through the templates (ours, the theme's
@@ -54,9 +53,9 @@ from sphinx.util.nodes import LITERAL_TYPE_NODES, extract_messages
 
 from extensions.bilingual import is_translated_build
 from extensions.compiled_catalogs import catalog_folder, interface_glossary
-from gate import only_words
+from gate import safety
 from catalogs.repository import ReviewError
-from catalogs.po import CatalogError, catalog_text, is_translated, messages, msgstr_line, read
+from catalogs.po import CatalogError, is_translated, messages, msgstr_line, read
 from gate.words import has_markup, interface_verdict, markup_problems
 
 logger = logging.getLogger(__name__)
@@ -100,8 +99,7 @@ def catalog_entry(srcdir, config, domain, msgid, holding=None):
         )
         for message in found:
             if message is not None and is_translated(message):
-                lines = catalog_text(po).split("\n")
-                return f"{po}:{msgstr_line(lines, message, holding or '')}"
+                return f"{po}:{msgstr_line(message, holding or '')}"
     return None
 
 
@@ -157,7 +155,7 @@ class RememberEnglish(SphinxTransform):
         self.document.translation_safety = (
             settings.file_insertion_enabled,
             [
-                (node, msg, (only_words.additions(node), only_words.links(node)))
+                (node, msg, (safety.additions(node), safety.links(node)))
                 for node, msg in extract_messages(self.document)
             ],
         )
@@ -201,7 +199,7 @@ def refusals(node, msg, msgstr, english):
     # An image or empty literal block parsed for a paragraph leaves it empty.
     emptied = not node.children and not isinstance(node, nodes.image)
     used = shown(node) and not emptied and not any(n.get("refused") for n in node.findall(nodes.inline))
-    judged = only_words.refusals(
+    judged = safety.refusals(
         msg, msgstr, english, node if used else None, literal=isinstance(node, LITERAL_TYPE_NODES)
     )
     return [f"{why} ({url})" if url else why for why, url in judged]

@@ -1,7 +1,7 @@
 """The ``translation-status`` directive: per language, how much of each page is translated.
 
 Counted against the current English, as ``make stat`` and the pages' notices
-count (catalogs/progress.py): every page of the current sources is listed,
+count (catalogs/merge.py): every page of the current sources is listed,
 one added since ``make update-po`` too, and an entry whose English changed
 since then is outdated.
 """
@@ -13,7 +13,7 @@ from sphinx.util.docutils import SphinxDirective
 from languages import LANGUAGES
 from extensions.compiled_catalogs import catalog_folder
 from catalogs.po import language_catalogs
-from catalogs.progress import current_pot_dir, language_counts
+from catalogs.merge import current_pot_dir, language_counts
 
 COLUMNS = ("Page", "Progress", "Translated", "Outdated", "Untranslated")
 # sphinx.po holds no page but the strings of the templates and the theme.

@@ -3,7 +3,7 @@
 A translation may keep the English's links and point them at other pages of
 the same sites; it may not lead anywhere else. The build
 (conf/extensions/translation_safety.py) and ``make check``
-(translation/checks/safety.py) both judge every link with :func:`judge`:
+(gate/safety.py) both judge every link with :func:`judge`:
 
 * a scheme other than http(s) (``javascript:``, ``data:``, ``mailto:``...)
   is refused unless the English has that very URL;

@@ -1,15 +1,20 @@
 """What a translation may put where it lands: words, never a way out of that place.
 
 The character rules of every catalog, in one place: ``make check`` reports
-what they find (checks/safety.py, checks/interface.py) and the build compiles
-no entry they refuse (extensions/compiled_catalogs.py), failing with the
-entry's file and line.
+what they find (gate/safety.py) and the build compiles no entry they refuse
+(extensions/compiled_catalogs.py), failing with the entry's file and line.
 
 * :func:`controls`: no invisible or direction-changing character in any
   translation (Unicode's format, control, private-use and unassigned
   characters, line and paragraph separators, variation selectors, the Hangul
   fillers): they make code or a sentence read other than it runs or says
   (Trojan Source, CVE-2021-42574).
+* :func:`glyphless`: no character that no font of the PDF has: XeLaTeX would
+  stop ``make pdf`` at it (conf.py sets ``\\tracinglostchars=3``), while
+  browsers show it from any font. ``pdf_glyphs.txt`` lists the characters for
+  which XeLaTeX, with the PDF's fonts in every family and style, reported no
+  missing glyph (tools/pdf_glyphs.py writes it; tests/test_pdf_glyphs.py
+  checks it where TeX is installed).
 * :func:`too_long`: a translation may be at most four times as long as its
   English, plus 500 characters, and 6,000 at most: no reader of it is given
   more than a translation can need (docutils recurses once per link it
@@ -34,10 +39,15 @@ entry's file and line.
   which numerals are no number (:data:`NOT_NUMBERS`).
 """
 
+import bisect
+import functools
 import re
 import unicodedata
 from collections import Counter
 from html.parser import HTMLParser
+from pathlib import Path
+
+from catalogs.glossary import term_pattern
 
 # What starts or ends markup in HTML (text, attributes), JavaScript and CSS
 # strings, LaTeX, Markdown and reST; and the line breaks that end a string.
@@ -46,6 +56,7 @@ MARKUP = "<>&\"'`\\{}$#^_~%[]*|\n\r\f\v"
 # selectors and the Hangul fillers, which render as nothing.
 _INVISIBLE = {0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0, *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)}
 MAX_TRANSLATION = 6000  # characters of any one translation
+GLYPHS = Path(__file__).with_name("pdf_glyphs.txt")
 # A placeholder that Python's %-formatting, str.format or a JavaScript template fills in
 # (strftime's %b and %Y are none: a date's translation may choose its own).
 _PLACEHOLDER = re.compile(r"%(?:\(\w+\))?[-#0 +]*(?:\d+|\*)?(?:\.\d+)?[diouxXeEfFgGcrsa%]|\$?\{\w*\}")
@@ -59,39 +70,11 @@ _DIGITS = dict(
         (0, 0, 1, 1, 2, 2, 2, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 6, 7, 7, 8, 8, 9, 9),
     )
 )
-_UNITS = {
-    "十": 10,
-    "拾": 10,
-    "百": 100,
-    "佰": 100,
-    "千": 1000,
-    "仟": 1000,
-    "万": 10**4,
-    "萬": 10**4,
-    "亿": 10**8,
-    "億": 10**8,
-}
+_UNITS = dict(zip("十拾百佰千仟万萬亿億", (10, 10, 100, 100, 1000, 1000, 10**4, 10**4, 10**8, 10**8)))
 # Words whose numerals are no number: "very", "in case", "by all means", "one by one",
 # "both", and the common words of accounting numerals ("team", "mainland", "one after
 # another", "tidy up").
-NOT_NUMBERS = (
-    "十分",
-    "万一",
-    "萬一",
-    "千万",
-    "千萬",
-    "一一",
-    "两者",
-    "兩者",
-    "二者",
-    "队伍",
-    "隊伍",
-    "大陆",
-    "大陸",
-    "陆续",
-    "陸續",
-    "收拾",
-)
+NOT_NUMBERS = "十分 万一 萬一 千万 千萬 一一 两者 兩者 二者 队伍 隊伍 大陆 大陸 陆续 陸續 收拾".split()
 _ENGLISH_NUMBERS = {
     name: str(value)
     for value, name in enumerate(
@@ -103,7 +86,7 @@ _ENGLISH_NUMBERS = {
 def too_long(english, translation):
     """Why *translation* is too long to be a translation of *english*, or None."""
     limit = min(4 * len(english) + 500, MAX_TRANSLATION)
-    if len(translation) <= limit:
+    if len(translation) <= limit or translation == english:  # Sphinx skips an identical one
         return None
     if limit == MAX_TRANSLATION:  # a long English: its length is not the reason
         return (
@@ -269,7 +252,7 @@ def interface_problems(english, translation, allowed_words=()):
 def interface_verdict(english, translation, glossary, lang):
     """Why *lang*'s *translation* of the interface string *english* may not be shown, or []:
     :func:`interface_problems`, the *glossary*'s words for its terms allowed. The one rule of
-    make check (checks/interface.py), the .mo (compiled_catalogs.py) and the templates
+    make check (gate/safety.py), the .mo (compiled_catalogs.py) and the templates
     (translation_safety.py)."""
     return interface_problems(english, translation, glossary_words(english, glossary, lang))
 
@@ -278,6 +261,42 @@ def glossary_words(english, glossary, lang):
     """The words (words()) the *glossary* (rows of locale/glossary.csv) gives *lang* for *english*'s terms."""
     found = set()
     for row in glossary:
-        if re.search(rf"\b{re.escape(row['en'])}(?:e?s)?\b", english, re.IGNORECASE):
+        if term_pattern(row["en"]).search(english):
             found |= words(row.get(lang) or "")
     return found
+
+
+# -- The characters the PDF can show ---------------------------------------------------
+
+
+@functools.cache
+def _table():
+    """The table's runs: (first code points, last code points), sorted."""
+    firsts, lasts = [], []
+    for line in GLYPHS.read_text("utf-8").splitlines():
+        if line and not line.startswith("#"):
+            first, _, last = line.partition("-")
+            firsts.append(int(first, 16))
+            lasts.append(int(last or first, 16))
+    return firsts, lasts
+
+
+def in_pdf(char):
+    """True if every font of the PDF has *char* (a line break and a tab need none)."""
+    if char in "\n\t":
+        return True
+    firsts, lasts = _table()
+    at = bisect.bisect_right(firsts, ord(char)) - 1
+    return at >= 0 and ord(char) <= lasts[at]
+
+
+def glyphless(english, translation):
+    """Why *translation* of *english* cannot be in the PDF, or None: the characters it adds
+    that no font of the PDF has (:func:`controls` names invisible ones)."""
+    missing = [
+        c for c in dict.fromkeys(translation) if c not in english and not in_pdf(c) and not controls(c)
+    ]
+    if not missing:
+        return None
+    named = ", ".join(f"{c} U+{ord(c):04X} ({unicodedata.name(c, 'unnamed')})" for c in missing[:5])
+    return f"it holds characters no font of the PDF has, which would stop make pdf: {named}"

@@ -23,10 +23,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from languages import TRANSLATIONS
-from catalogs.po import language_catalogs, messages, read
-
-from .interface import extracted
-from .parsing import builtin_roles, is_xref, parse, role_names
+from catalogs.po import english, language_catalogs, messages, open_catalog, read
+from gate.parse import builtin_roles, is_xref, parse, role_names
 
 SUFFIXES = {".rst": "rst", ".txt": "rst", ".py": "rst", ".md": "myst", ".html": "text"}
 _SUFFIX = re.compile(r"\.(rst|txt|py|md|html)\b")  # also "x.rst:-1", "x.rstNone"
@@ -137,20 +135,16 @@ class Project:
         return extracted(self.pot_dir)
 
     @functools.cache  # noqa: B019 (one Project per run)
-    def load(self, po_path):
-        """Return the catalog *po_path*, read once."""
-        return read(po_path)
+    def catalog_file(self, po_path):
+        """The po.CatalogFile of *po_path*, read once."""
+        return open_catalog(po_path)
 
     @functools.cached_property
     def _english(self):
         """Return [(catalog, entry, syntax)] of every live entry of every catalog."""
         found = []
         for po_path in self.catalogs():
-            try:
-                catalog = self.load(po_path)
-            except (OSError, ValueError):
-                continue  # unreadable: the syntax check reports it, the others skip it
-            for message in messages(catalog):
+            for message in self.catalog_file(po_path).entries:  # none if unreadable: syntax says why
                 if not message.pluralizable:  # never used: the build leaves them out
                     found.append((po_path, message, self.syntax(po_path, message)))
         return found
@@ -208,3 +202,11 @@ class Project:
             return False  # the sources define every label, term and document
         # Without the sources: a target in Chinese is a translated one.
         return False if re.search(r"[\u3000-\u9fff\uff00-\uffef]", target) else None
+
+
+def extracted(pot_dir):
+    """The English of every entry of *pot_dir*'s sphinx.pot, or None where there is none."""
+    pot = pot_dir / "sphinx.pot" if pot_dir else None
+    if pot is None or not pot.is_file():
+        return None
+    return {english(message) for message in messages(read(pot))}

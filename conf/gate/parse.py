@@ -60,6 +60,7 @@ class Role:
     name: str
     target: str  # what it points at or stands for; its title is free to translate
     text: str  # everything between the backquotes
+    links: bool = False  # whether it makes a link (None: a project's own role, unknown here)
 
 
 @dataclass
@@ -78,32 +79,15 @@ class Markup:
     stray: Counter = field(default_factory=Counter)  # markup characters left as text
     messages: list = field(default_factory=list)  # the parser's warnings and errors
     html: list = field(default_factory=list)  # HTML tags (MyST and plain text)
+    emphasis: int = 0  # *emphasis* and **strong** written as such (not by a role)
 
 
 # -- Roles ----------------------------------------------------------------------
 
 # Reader-facing words, free to translate: only the role itself must stay.
 PROSE_ROLES = frozenset(
-    {
-        "guilabel",
-        "menuselection",
-        "dfn",
-        "abbr",
-        "abbreviation",
-        "ab",
-        "acronym",
-        "ac",
-        "kbd",
-        "title-reference",
-        "title",
-        "t",
-        "emphasis",
-        "strong",
-        "subscript",
-        "sub",
-        "superscript",
-        "sup",
-    }
+    "guilabel menuselection dfn abbr abbreviation ab acronym ac kbd title-reference title t"
+    " emphasis strong subscript sub superscript sup".split()
 )
 # Sphinx's explicit title: "title <target>" (sphinx.util.nodes.explicit_title_re).
 EXPLICIT_TITLE = re.compile(r"^(.+?)\s*(?<!\x00)<([^<]*?)>$", re.DOTALL)
@@ -192,19 +176,19 @@ def spaced(name, text, msgstr, syntax):
     return found[0] if found else None
 
 
-def make_role(name, text):
+def make_role(name, text, links=False):
     """Return the Role for ``:name:`text```: its target, as Sphinx would resolve it."""
     name = name.lower()
     text = text.replace("\x00", "")
     if name in PROSE_ROLES:
-        return Role(name, "", text)
+        return Role(name, "", text, links)
     match = EXPLICIT_TITLE.match(text)
     target = " ".join((match[2] if match else text).split())
     if is_xref(name):
         target = target.lstrip("~!").removesuffix("()")
         if name in ("ref", "std:ref", "numref", "std:numref"):
             target = target.lower()  # Sphinx lowercases labels
-    return Role(name, target, text)
+    return Role(name, target, text, links)
 
 
 # -- reST -----------------------------------------------------------------------
@@ -333,6 +317,7 @@ def _markup(document, syntax):
             return  # literal blocks are code; embedded targets repeat their reference
         if isinstance(node, nodes.image):
             found.images.append(node["uri"])
+        found.emphasis += isinstance(node, (nodes.emphasis, nodes.strong))
         if isinstance(node, nodes.title_reference):
             found.roles.append(Role("title-reference", "", node.astext()))
         elif isinstance(node, nodes.reference):
@@ -528,8 +513,12 @@ def _sphinx():
     return app, settings, registry
 
 
-# On the first node each role makes: (its name, its text); "" on the others.
+# On the first node each role makes: (its name, its text, whether it links); "" on the others.
 WRITTEN = "written_role"
+
+
+def _linking(node):
+    return isinstance(node, (nodes.reference, addnodes.pending_xref, addnodes.download_reference))
 
 
 def _recorded(name, role):
@@ -537,9 +526,13 @@ def _recorded(name, role):
 
     def recording(as_written, rawtext, text, *args, **kwargs):
         made, messages = role(as_written, rawtext, text, *args, **kwargs)
+        linking = [
+            n for n in made if isinstance(n, nodes.Element) and n.next_node(_linking, include_self=True)
+        ]
+        links = None if role is _record_role else bool(linking)
         for number, node in enumerate(made):
             if isinstance(node, nodes.Element):
-                node[WRITTEN] = "" if number else (name, text)
+                node[WRITTEN] = "" if number else (name, text, links)
         return made, messages
 
     return recording
@@ -594,7 +587,7 @@ def sphinx_paragraph(text, syntax):
     translation (:func:`sphinx_document`); None if it is none.
 
     The same parsers, roles and settings as a build, so the build's judge of
-    what a translation adds (gate/only_words.py) sees the same nodes.
+    what a translation adds (gate/safety.py) sees the same nodes.
     The result is shared: do not change it.
     """
     document = sphinx_document(as_locale_parses(text), syntax)
@@ -629,21 +622,10 @@ def inconsistent_references(english, translation, syntax, noqa=False):
 
 # -- Python ---------------------------------------------------------------------
 
-_CODE_NODES = (
-    ast.Call,
-    ast.Assign,
-    ast.AugAssign,
-    ast.Import,
-    ast.ImportFrom,
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.ClassDef,
-    ast.For,
-    ast.While,
-    ast.With,
-    ast.Return,
-    ast.If,
-    ast.Try,
+# What makes a literal block Python code rather than a shell session or output.
+_CODE_NODES = tuple(
+    getattr(ast, name)
+    for name in "Call Assign AugAssign Import ImportFrom FunctionDef AsyncFunctionDef ClassDef For While With Return If Try".split()
 )
 
 

@@ -20,11 +20,11 @@ from pathlib import Path
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from site_layout import EXAMPLES, GALLERY_NAME, ROOT
-from catalogs.po import is_translated, messages
+from catalogs.po import is_translated
 from catalogs.tutorial_text import localized_code
 
-from .common import error, warning
-from .parsing import doctest_source, python_code
+from gate.findings import error, warning
+from gate.parse import doctest_source, python_code
 
 
 def blank_docstrings(tree):
@@ -83,7 +83,7 @@ def _refused_texts(example, catalog, project):
     Asked as the build asks it (extensions/localized_examples.py): each
     code cell with every translated entry of the page's *catalog* at once.
     """
-    translations = {m.id: m.string for m in messages(project.load(catalog)) if is_translated(m)}
+    translations = {m.id: m.string for m in project.catalog_file(catalog).entries if is_translated(m)}
     refused = set()
     for block in split_code_and_text_blocks(str(example))[1]:
         if block.type == "code":
