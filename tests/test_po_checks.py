@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import opencc
@@ -26,7 +27,7 @@ from conftest import copy_project, sphinx_build
 from languages import LANGUAGES
 from catalogs import cli as catalogs_cli
 from catalogs.glossary import load as load_glossary
-from gate import language, parse as parsing, run_checks as gate
+from gate import language, parse as parsing, run_checks as gate, safety
 from gate.compare import compare, role_change
 from gate.findings import Message
 from gate.parse import builtin_roles, parse, python_code
@@ -404,6 +405,70 @@ def test_terminology_matches_whole_words_and_plurals(english, translation, probl
     syntax = "text" if "%(" in english else "rst"  # interface strings (sphinx.po) are text
     found = list(language.check_terms(Message(english, translation, "zh_CN", syntax, _Glossary())))
     assert bool(found) == problem, found
+
+
+# -- what a translation becomes, not how it is typed (gate/compare.py, gate/safety.py) --
+
+# (English, translation, syntax, the checks that must give an error, the checks that must warn):
+# pairs written for these tests, one per kind the other projects' catalogs showed.
+BECOMES = [
+    # a line break the parse keeps in one paragraph, or before the "::" of a literal block
+    ("Install it like this::", "像這樣安裝：\n\n::", "rst", set(), set()),
+    (
+        "A :class:`dict` maps keys. Keys are unique.",
+        "一个 :class:`dict` 映射键。\n键是唯一的。",
+        "rst",
+        set(),
+        set(),
+    ),
+    ("Use the power operator.", "使用 \\*\\* 运算符。", "rst", set(), set()),  # escaped: meant as text
+    (
+        "Check :const:`sys.maxsize` first.",
+        "先檢查 :py:data:`sys.maxsize`。",
+        "rst",
+        set(),
+        set(),
+    ),  # no data: link
+    ("The :func:`!old_name` function is gone.", "函数 ``old_name`` 已移除。", "rst", set(), set()),
+    (
+        "Read `the guide <https://www.example.org/guide/>`__.",
+        "阅读 `指南 <https://example.org/guide>`__。",
+        "rst",
+        set(),
+        set(),
+    ),
+    # nobody here can tell whether the project defines it, where any role finds it
+    (":meth:`pkg.Item.close` frees it.", ":func:`pkg.Item.close` 會釋放它。", "rst", set(), {"references"}),
+    # the English's own list mark, kept: a list, and Sphinx shows the English
+    ("(b) The workers share nothing.", "(b) 工作进程之间不共享任何东西。", "rst", {"unused"}, set()),
+    ("Q. Can a rank skip a step?", "Q. 某个 rank 能跳过一步吗？", "rst", {"unused"}, set()),
+    ("(b) The workers share nothing.", "\\(b) 工作进程之间不共享任何东西。", "rst", set(), set()),
+    ("Call ``barrier`` before saving.", "保存前调用 barrier。", "rst", {"markup"}, set()),  # code lost
+    (
+        "Compare with ``is not`` here; it is not ``==``.",
+        "这里用 ``not is`` 比较；它不是 ``==``。",
+        "rst",
+        {"markup"},
+        set(),
+    ),
+    (
+        "Pass it a string.",
+        "傳給它一個 :class:`str`。",
+        "rst",
+        {"references"},
+        set(),
+    ),  # Sphinx warns: -W fails
+    ("Follow :pep:`20` here.", "這裡遵循 PEP 20。", "rst", {"markup"}, set()),  # its link lost
+    ("It is *very* fast.", "它非常快。", "rst", set(), {"markup"}),
+]
+
+
+@pytest.mark.parametrize(("english", "translation", "syntax", "errors", "warnings"), BECOMES)
+def test_a_translation_is_judged_by_what_it_becomes(english, translation, syntax, errors, warnings):
+    message = Message(english, translation, "zh_CN", syntax, _Sphinx)
+    found = [*compare(message), *(replace(f, check="safety") for f in safety.check(message))]
+    assert {f.check for f in found if f.severity == "error"} == errors, found
+    assert {f.check for f in found if f.severity == "warning"} == warnings, found
 
 
 # -- what Sphinx itself does with a changed role or a numbered start --------------
