@@ -460,6 +460,8 @@ BECOMES = [
     ),  # Sphinx warns: -W fails
     ("Follow :pep:`20` here.", "這裡遵循 PEP 20。", "rst", {"markup"}, set()),  # its link lost
     ("It is *very* fast.", "它非常快。", "rst", set(), {"markup"}),
+    ("It is *very* fast.", "它\\*非常\\*快。", "rst", {"markup"}, set()),  # escaped: the emphasis shown raw
+    ("Write ``%%`` for one ``%``::", "用 ``%%`` 表示一個 `%`：\n\n::", "rst", {"markup"}, set()),  # italics
 ]
 
 

@@ -296,8 +296,12 @@ def raw_markup(message, english, translated, shown):
                 f"inline literal {literal[:30]!r} holds a backquote: one too many, or it runs on to a later ``; {GLUE}",
                 at=literal[:12],
             )
-    # Characters the translator quotes ('**') or escapes (\*) are meant as characters.
-    meant = Counter("".join(_QUOTED.findall(msgstr))) + Counter(_ESCAPED.findall(msgstr))
+    # Characters the translator quotes ('**') or escapes (\*) are meant as characters, unless
+    # they stand where the English has emphasis the translation lost (\*only\*).
+    escaped = Counter(_ESCAPED.findall(msgstr))
+    if english.emphasis > translated.emphasis:
+        del escaped["*"]
+    meant = Counter("".join(_QUOTED.findall(msgstr))) + escaped
     stray = translated.stray - english.stray - meant
     if stray and not new and not shown:
         index = min(translated.prose.find(char) for char in stray)
@@ -435,17 +439,18 @@ def literals(message, english, translated, broken=()):
 def literal_lost(old, mark, english, translated, kept):
     """Yield what became of literal *old*, which the translation has fewer times than the English."""
     uses = sum(n for new, n in translated.literals.items() if kept(old, new))
-    if uses and plain_word(old, translated.prose):  # the other uses became plain text
-        yield warning(
-            f"{mark}{old}{mark} is code {english.literals[old]} times in the English, {uses} here, "
-            "and plain text elsewhere: mark it as code again",
-            at=old,
-        )
-    elif not uses and any(r.name == "title-reference" and r.text == old for r in translated.roles):
+    cited = [r for r in translated.roles if r.name == "title-reference" and r.text == old]
+    if len(cited) > sum(r.name == "title-reference" and r.text == old for r in english.roles):
         yield error(
             f"{mark}{old}{mark} has single backquotes here (`{old}`): the page shows it in italics, "
             f"not as code; write {mark}{old}{mark}",
             at=f"`{old}`",
+        )
+    elif uses and plain_word(old, translated.prose):  # the other uses became plain text
+        yield warning(
+            f"{mark}{old}{mark} is code {english.literals[old]} times in the English, {uses} here, "
+            "and plain text elsewhere: mark it as code again",
+            at=old,
         )
     elif not uses and squeeze(old) in squeeze(translated.prose):
         yield error(
