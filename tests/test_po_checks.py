@@ -185,7 +185,7 @@ def test_errors_lists_what_a_build_must_not_publish():
     assert gate.errors(["zh_CN", "zh_TW"], FIXTURES / "false-alarms") == []
 
 
-def test_a_remembered_catalog_is_checked_again_when_it_or_what_it_is_checked_against_changes(
+def test_a_cached_catalog_is_checked_again_when_it_or_what_it_is_checked_against_changes(
     tmp_path, monkeypatch
 ):
     locale, glossary, pots = tmp_path / "locale", tmp_path / "glossary.csv", tmp_path / "_build" / "gettext"
@@ -206,7 +206,7 @@ def test_a_remembered_catalog_is_checked_again_when_it_or_what_it_is_checked_aga
             locale,
             pot_dir=pots,
             glossary_path=glossary,
-            remember_in=tmp_path / "kept",
+            cache_in=tmp_path / "kept",
         )
 
     assert run() == [] and sorted(checked) == ["guide.po", "page.po"]
@@ -217,7 +217,7 @@ def test_a_remembered_catalog_is_checked_again_when_it_or_what_it_is_checked_aga
     )
     found = run()
     assert checked == ["page.po"] and [(Path(p.path).name, p.line) for p in found] == [("page.po", 28)]
-    assert run() == found and checked == []  # remembered with its problems, at their lines
+    assert run() == found and checked == []  # cached with its problems, at their lines
     glossary.write_text(glossary.read_text("utf-8") + "made-up term,造的词,造的詞,\n", "utf-8")
     assert run() == found and sorted(checked) == ["guide.po", "page.po"]
     (pots / "sphinx.pot").write_text('msgid ""\nmsgstr ""\n\nmsgid "Hide"\nmsgstr ""\n', "utf-8")

@@ -1,24 +1,17 @@
-"""One comparison of a translation with its English, on Sphinx's parse of both.
-
-It reports under three checks:
+"""One comparison of a translation with its English, on Sphinx's parse of both, for three checks.
 
 * ``unused``: Sphinx will not use the translation and silently shows the English
-  (it parses to a list, a block quote, a heading: not the paragraph or title it
-  replaces), or drops part of it (a second paragraph).
-* ``markup``: inline markup shown as raw text (glued to Chinese text, a role with
-  a full-width colon, an unbalanced ``), a parser error or unknown role; an
-  inline literal or a role's value (``:samp:``, ``:file:``) changed, or lost to
-  plain text. Warnings: a literal in quotation marks, a placeholder translated
-  (``{RANDOM STRING}``), a path given the reader's language (``/images/nl/``),
-  emphasis dropped. A translator may mark more as code; the words of
-  ``:guilabel:`` and the like are free.
+  (it parses to a list, a quote, a heading), or drops part of it.
+* ``markup``: inline markup shown as raw text, a parser error or unknown role; an
+  inline literal or a role's value (``:samp:``, ``:pep:``) changed, or lost to
+  plain text. Warnings: a literal in quotation marks, a placeholder translated,
+  a path given the reader's language, emphasis dropped. More code is fine;
+  the words of ``:guilabel:`` and the like are free.
 * ``references``: a cross-reference, link, link name, substitution, footnote
-  or citation reference that leads elsewhere or is lost; a target that does
-  not resolve (project.py says which exist). Sphinx keeps a translation's
-  references only as far as they match the English, and warns otherwise
-  ("inconsistent references", which fails a ``-W`` build): its own comparison
-  (parse.inconsistent_references) decides, and a finding claims that warning
-  only where Sphinx gives it.
+  or citation that leads elsewhere or is lost; a target that does not resolve
+  (project.py). Sphinx keeps a translation's references only where they match
+  the English and warns otherwise (``-W`` fails): its own comparison
+  (parse.inconsistent_references) decides, and only then is the warning claimed.
 """
 
 import difflib
@@ -125,11 +118,9 @@ def usable(shape):
 def structure(message):
     """Yield an error if Sphinx would drop the translation, or part of it.
 
-    The English tells which node a message comes from: it parses as one (or
-    both) of those itself. One that could be a title is judged as a paragraph
-    when it ends a sentence, as titles do not. One whose one line starts like
-    a list item ("(a) ...") comes from a paragraph whose source lines break
-    elsewhere: a translation that keeps that start is a list, and unused.
+    The English's own parse tells its node: one that could be a title is a
+    paragraph if it ends a sentence. One whose line starts like a list item
+    ("(a) ...") is a paragraph whose source lines break elsewhere.
     """
     msgid, msgstr, syntax = message.msgid, message.msgstr, message.syntax
     english, translated = sphinx_node(msgid, syntax, False), sphinx_node(msgstr, syntax, False)
@@ -144,14 +135,13 @@ def structure(message):
     elif usable(english) and translated[0] in USED:
         dropped = ", ".join(d.replace("_", " ") for d in translated[1])
         yield error(
-            f"Sphinx uses only the first paragraph of this translation and silently drops the rest ({dropped}): "
-            "write one paragraph"
+            f"Sphinx uses only the first paragraph of this translation, not the rest ({dropped}): write one"
         )
     elif english[0] in AS_TEXT or usable(translated):
         return  # a literal block's text is never parsed; a paragraph for a one-line list is fine
     elif not usable(english) and sentence(msgid) and translated[0] == english[0]:
         yield error(
-            f"{UNUSED}: {reason(translated[0], syntax)} as the English does, whose lines make it a paragraph in its source; {ESCAPE}"
+            f"{UNUSED}: {reason(translated[0], syntax)} as the one line of the English does; {ESCAPE}"
         )
     else:  # Is it a section title? Sphinx parses those with an underline added.
         title = usable(sphinx_node(msgid, syntax, True))
@@ -160,10 +150,7 @@ def structure(message):
         if usable(english) and (indented or not title or not usable(as_title) or sentence(msgid)):
             yield error(f"{UNUSED}: {reason(translated[0], syntax)}")
         elif usable(english):
-            yield warning(
-                "Sphinx uses this translation only if it is a title; for a paragraph it shows the English: "
-                + reason(translated[0], syntax)
-            )
+            yield warning(f"Sphinx shows the English if this is no title: {reason(translated[0], syntax)}")
         elif not usable(as_title) and (title or syntax == "myst"):
             # A title such as "1. Install": reST reads it back, MyST does not ("2\\. ...").
             yield error(f"{UNUSED}: {reason(as_title[0], syntax)}")
@@ -242,12 +229,8 @@ def shown_role(marker, text, known):
 
 
 def lone_double_ticks(message):
-    """Where the translation's unbalanced `` is, or None if its `` are paired as the English's.
-
-    One backquote dropped from a literal (the most common slip) leaves an odd
-    number of ``, and docutils reports run-on roles and stray backquotes that
-    hide the cause.
-    """
+    """Where the translation's unbalanced `` is, or None if its `` are paired as the English's: one
+    backquote dropped from a literal, which docutils reports as run-on roles and stray backquotes."""
     if message.syntax != "rst" or "```" in message.msgstr and "```" not in message.msgid:
         return None  # ``code``` is one backquote too many: "holds a backquote" says so
     count = len(_DOUBLE_TICKS.findall(message.msgstr))
@@ -266,8 +249,7 @@ def raw_markup(message, english, translated, shown):
     if lone is not None:
         near = context(msgstr, lone)
         yield error(
-            f"unbalanced `` near {near!r}: inline code needs `` at both ends, a role's text ` at both ends",
-            at=msgstr[lone : lone + 12],
+            f"unbalanced `` near {near!r}: inline code needs `` at both ends", at=msgstr[lone : lone + 12]
         )
         return  # the run-on role or stray backquote it causes is the same mistake
     new = Counter(translated.messages) - Counter(english.messages)
@@ -293,7 +275,7 @@ def raw_markup(message, english, translated, shown):
     for literal in translated.literals:
         if "`" in literal and not any("`" in e for e in english.literals):
             yield error(
-                f"inline literal {literal[:30]!r} holds a backquote: one too many, or it runs on to a later ``; {GLUE}",
+                f"inline literal {literal[:30]!r} runs on to a later ``, or has one too many; {GLUE}",
                 at=literal[:12],
             )
     # Characters the translator quotes ('**') or escapes (\*) are meant as characters, unless
@@ -332,12 +314,8 @@ def glossed(old, new):
 
 
 def localised(old, new):
-    """Say how value *new* localises *old*, if that is all it changes; else return None.
-
-    A translated placeholder (``{RANDOM STRING}``, ``<profile-name>``) stands for
-    what the reader types; the reader's language in a path (``/images/nl/`` →
-    ``/images/zh_TW/``) names the reader's copy: reviewers accept both.
-    """
+    """Say how value *new* localises *old*, if that is all it changes, else None: a translated
+    placeholder (``{RANDOM STRING}``), the reader's language in a path (``/images/zh_TW/``)."""
     old_holders, new_holders = _PLACEHOLDER.findall(old), _PLACEHOLDER.findall(new)
     if (
         old_holders
@@ -377,8 +355,7 @@ def literals(message, english, translated, broken=()):
     for old, new in [(o, n) for o in english.literals for n in translated.literals]:
         if glossed(old, new) and _IDENTIFIER.fullmatch(old):
             yield warning(
-                f"{mark}{new}{mark} is not the code {old} any more: put the translation outside the literal",
-                at=new,
+                f"{mark}{new}{mark} is not the code {old} any more: put the translation after it", at=new
             )
     left, lost = Counter(translated.literals), []
     for old in english.literals.elements():  # ``x`` twice in the English is two uses
@@ -403,19 +380,15 @@ def literals(message, english, translated, broken=()):
     ]
     lost = [old for old in lost if f"{mark}{old}{mark}" not in translated.prose]  # shown raw
     for old in sorted(set(lost)):
-        quoted = next(
-            (
-                q[0] + old + q[1]
-                for q in _QUOTES
-                if re.search(f"{re.escape(q[0])} ?{re.escape(old)} ?{re.escape(q[1])}", translated.prose)
-            ),
-            None,
-        )
-        if quoted:  # not the added literal it looks most like: do not pair it
+        quotes = [
+            q[0] + old + q[1]
+            for q in _QUOTES
+            if re.search(f"{q[0]} ?{re.escape(old)} ?{q[1]}", translated.prose)
+        ]
+        if quotes:  # not the added literal it looks most like: do not pair it
             lost = [other for other in lost if other != old]
             yield warning(
-                f"{mark}{old}{mark} is in quotation marks here ({quoted}): the page shows it as text, not as code; write {mark}{old}{mark}",
-                at=quoted,
+                f"{mark}{old}{mark} is in quotation marks here ({quotes[0]}), text, not code", at=quotes[0]
             )
     said = set()
     for old, new in pairs(lost, added):
@@ -426,8 +399,7 @@ def literals(message, english, translated, broken=()):
                 yield warning(f"{text}: {how}, else copy it exactly", at=new)
             elif " " in old.strip() and _IDEOGRAPH.search(new) and symbols(old) == symbols(new):
                 yield warning(
-                    f"{text}: only its words changed; fine for example or interface text, else copy it exactly",
-                    at=new,
+                    f"{text}: only its words; fine for example or interface text, else copy it", at=new
                 )
             else:
                 yield error(f"{text}: copy inline code exactly", at=new)
@@ -442,21 +414,15 @@ def literal_lost(old, mark, english, translated, kept):
     cited = [r for r in translated.roles if r.name == "title-reference" and r.text == old]
     if len(cited) > sum(r.name == "title-reference" and r.text == old for r in english.roles):
         yield error(
-            f"{mark}{old}{mark} has single backquotes here (`{old}`): the page shows it in italics, "
-            f"not as code; write {mark}{old}{mark}",
+            f"{mark}{old}{mark} has single backquotes here: italics, not code; write {mark}{old}{mark}",
             at=f"`{old}`",
         )
     elif uses and plain_word(old, translated.prose):  # the other uses became plain text
         yield warning(
-            f"{mark}{old}{mark} is code {english.literals[old]} times in the English, {uses} here, "
-            "and plain text elsewhere: mark it as code again",
-            at=old,
+            f"{mark}{old}{mark} is code {english.literals[old]} times in the English, {uses} here", at=old
         )
     elif not uses and squeeze(old) in squeeze(translated.prose):
-        yield error(
-            f"{mark}{old}{mark} is plain text here: the page shows it as text, not as code; mark it as code again",
-            at=old,
-        )
+        yield error(f"{mark}{old}{mark} is plain text here, not code: mark it as code again", at=old)
     elif not uses:  # none left; a second use said in other words is silent: a choice
         yield warning(f"drops {mark}{old}{mark}")
 
@@ -487,16 +453,12 @@ def value_roles(message, english, translated, shown):
             added.remove((name, changed[0]))
             text = f"changes {written(name, target, syntax)} to {written(name, changed[0], syntax)}"
             how = localised(target, changed[0])
-            if how is None and changed[0] in raw(name):
-                how = "doubles its backslashes, so that the page shows those of the English's text (in a role, \\\\ shows as \\)"
-            yield (
-                warning(f"{text}: {how}, else copy it exactly", at=changed[0])
-                if how
-                else error(f"{text}: copy it exactly", at=changed[0])
-            )
+            if how is None and changed[0] in raw(name):  # in a role, \\ shows as \
+                how = "doubles its backslashes, so that the page shows the English's"
+            yield (warning if how else error)(f"{text}: {how or 'copy it exactly'}", at=changed[0])
         elif space := spaced(name, target, message.msgstr, syntax):
             yield error(
-                f"the space in {space!r} makes :{name}: text and its value italics: write {written(name, target, syntax)}",
+                f"the space in {space!r} makes it text and italics: write {written(name, target, syntax)}",
                 at=space,
             )
         elif role.links is not False:  # :pep:, :rfc:, a project's own role (an extlink)
@@ -559,17 +521,14 @@ def raw_target(role):
 def role_change(old, new, target, may_be_here=False):
     """Return a Finding if Sphinx resolves ``:new:`target``` otherwise than ``:old:`target```.
 
-    Through intersphinx and in a ``.name`` search, Sphinx's domains look a
-    target up among the object types of the role's ``objtypes_for_role`` (none
-    for ``:const:``); an exact name this project defines, whatever the role
-    (and only the translation's own role is used: Sphinx copies the English's
-    module and class context only to the same role and target). So a role that
-    finds all the English's types, shown alike (the "()" of ``:func:``),
-    resolves the same. So does any role of the domain for a full name under a
-    role that finds no type (``:const:``), or, where nobody here can tell
-    whether the project defines it (*may_be_here*), a warning. One that finds
-    some of them, or shows them otherwise, is a warning; one that finds none,
-    or looks in another domain (``:ref:`` → ``:doc:``), an error.
+    Through intersphinx and in a ``.name`` search, Sphinx looks a target up among
+    the object types of the role's ``objtypes_for_role`` (none for ``:const:``);
+    an exact name the project defines, under any role of its domain. A role that
+    finds all the English's types, shown alike (the "()" of ``:func:``), or a
+    full name where the English's finds no type, resolves the same; where nobody
+    here can tell whether the project defines it (*may_be_here*), a Python role
+    is a warning, as one that finds some types or shows them otherwise; one that
+    finds none, or looks in another domain (``:ref:`` → ``:doc:``), an error.
     """
     before, after = lookup(old), lookup(new)
     if before is None or after is None or before == after:
@@ -611,12 +570,9 @@ def role_change(old, new, target, may_be_here=False):
 
 
 def xrefs(message, english, translated, said):
-    """Yield cross-references whose targets or roles differ from the English's.
-
-    *said*: Sphinx's own warnings. Where it compared and found nothing (no
-    ``#noqa``), a changed target is one it finds alike (``.date`` for ``date``),
-    and a dropped role one written ``:func:`!name```: no link, words only.
-    """
+    """Yield cross-references whose targets or roles differ from the English's. Where Sphinx
+    compared them and said nothing (*said*), a changed target is one it finds alike (``.date``
+    for ``date``), and a dropped role one written ``:func:`!name```: no link, words only."""
     syntax, silent = message.syntax, said == [] and not message.noqa
     claim = f": {INCONSISTENT}" if said else ""
     old = [r for r in english.roles if is_xref(r.name)]
@@ -637,22 +593,16 @@ def xrefs(message, english, translated, said):
         shown = role_text(role, syntax)
         replaced = lost_roles.pop(0) if lost_roles else None
         if message.project.resolves(message.catalog, role) is False:
-            fix = (
-                f"; keep the English target: {role_text(role, syntax, raw_target(replaced))}"
-                if replaced
-                else ""
-            )
+            fix = f"; keep the English's: {role_text(role, syntax, raw_target(replaced))}" if replaced else ""
             yield error(f"{shown} does not resolve: no such target{fix}", at=role.text)
         elif replaced and "!" in role.text[:1] + replaced.text[:1]:
             yield error(
-                f"changes {role_text(replaced, syntax)} to {shown}: written with !, it is no link, and the reader "
-                "sees its text; copy it as in the English",
+                f"changes {role_text(replaced, syntax)} to {shown}: with !, no link; copy it as in the English",
                 at=role.text,
             )
         elif replaced and silent:  # ".date" for "date": Sphinx keeps the English's target
             yield warning(
-                f"{shown} for the English's {role_text(replaced, syntax)}: Sphinx compares the same target, "
-                "but may find another object with it; check the link",
+                f"{shown} for the English's {role_text(replaced, syntax)}: the same target to Sphinx; check the link",
                 at=role.text,
             )
         elif replaced:
@@ -676,7 +626,7 @@ def xrefs(message, english, translated, said):
             why = (
                 f"the space after :{role.name}: makes it text"
                 if space
-                else "its words are plain text or italics here, no link"
+                else "plain text or italics here, no link"
             )
             yield error(
                 f"drops {role_text(role, syntax)} ({why}){claim}", at=space[:12] if space else role.text
@@ -684,9 +634,7 @@ def xrefs(message, english, translated, said):
 
 
 def localized(old, new):
-    """Say how URL *new* is *old*'s site in another language, or return None: the same page with
-    only its language part changed (zh.wikipedia, /zh-cn/), or the same site's page in the
-    reader's language where the English's has another or none (a page that moved)."""
+    """Say how URL *new* is *old*'s site in another language (zh.wikipedia, /zh-cn/), or None."""
     old_host, new_host = split_url(old).hostname or "", split_url(new).hostname or ""
     if old_host != new_host:
         same = old_host.split(".")[-2:] == new_host.split(".")[-2:]
@@ -699,11 +647,12 @@ def localized(old, new):
 
 
 def same_url(old, new):
-    """Whether two URLs name the same page as a browser finds it: scheme, ``www.`` and a
-    trailing slash aside (``https://www.sphinx-doc.org/`` is ``https://sphinx-doc.org``)."""
-    return re.sub(r"^https?://(?:www\.)?", "", old.lower()).rstrip("/") == re.sub(
-        r"^https?://(?:www\.)?", "", new.lower()
-    ).rstrip("/")
+    """Whether two URLs name the same page, scheme, ``www.`` and a trailing slash aside."""
+
+    def page(url):
+        return re.sub(r"^https?://(?:www\.)?", "", url.lower()).rstrip("/")
+
+    return page(old) == page(new)
 
 
 def same_page(uri, roles):
@@ -723,7 +672,7 @@ def links(message, english, translated):
     for name in [uri for uri in added if not split_url(uri).scheme and not any(c in uri for c in "/.#")]:
         added.remove(name)  # docutils drops the spaces of "<Code of Conduct>"
         yield error(
-            f"link name read as a URI: <{name}> (a link to a named target has _ inside the brackets: <Name_>)",
+            f"link name read as a URI: <{name}> (a named target has _ inside the brackets: <Name_>)",
             at=name[:8],
         )
     plain = squeeze(translated.prose + " ".join(r.text for r in translated.roles))
@@ -737,13 +686,13 @@ def links(message, english, translated):
             continue  # `text<URI>`_: names() says so
         if new is None and address in plain:
             yield error(
-                f"{address} is no longer a link: a URL glued to text, or a link without its trailing _ or the space before <",
+                f"{address} is no longer a link: glued to text, or without its trailing _ or the space before <",
                 at=address,
             )
         elif new is None and same_page(uri, new_refs):
             role = same_page(uri, new_refs)
             yield warning(
-                f"replaces the link to {uri} by {role_text(role, message.syntax)}: the same page in this site's language?",
+                f"replaces the link to {uri} by {role_text(role, message.syntax)}: the same page here?",
                 at=role.text,
             )
         elif new is None:
@@ -754,7 +703,7 @@ def links(message, english, translated):
             yield warning(f"links to {new} instead of {uri}: {localized(uri, new)}", at=new)
         elif new.split(":", 1)[-1] in uri:
             yield error(
-                f"only part of {address} is a link: it is glued to the text before or after it",
+                f"only part of {address} is a link: it is glued to the text around it",
                 at=new.split(":", 1)[-1],
             )
         else:
@@ -779,7 +728,7 @@ def names(english, translated, noqa, said):
         for name in [n for n in added if attribute == "refnames" and _NO_SPACE.search(n)]:
             added.remove(name)  # "`文字<https://…>`_": one long link name
             yield error(
-                f"no space before < in {name[:40]}…: the whole text becomes a link name that leads nowhere; write `文字 <URL>`_",
+                f"no space before < in {name[:40]}…: one link name that leads nowhere; write `文字 <URL>`_",
                 at=name[:12],
             )
         form = {"substitutions": "|{}|", "notes": "[{}]_"}.get(attribute, "{}")
@@ -788,8 +737,7 @@ def names(english, translated, noqa, said):
             lost.remove(name)  # shown as text; markup reports a lone | itself
             if attribute != "substitutions":
                 yield error(
-                    f"{name} is shown as text, not as a {what}: it is glued to the text around it "
-                    '(put a space or "\\ " there), or has a space inside',
+                    f"{name} is shown as text, not as a {what}: it is glued to the text around it; {GLUE}",
                     at=name.strip("`_[]"),
                 )
         if attribute == "substitutions":
@@ -797,18 +745,15 @@ def names(english, translated, noqa, said):
             # its text or image off the page, often said in words (|reg|, |deg| → 摄氏度).
             added = [n for n in added if n.strip("|") not in old]
             if lost and not added:
-                yield warning(
-                    f"leaves out {', '.join(lost)}: its text or image is not on the page; fine if the translation says it in words"
-                )
+                yield warning(f"leaves out {', '.join(lost)}: fine if the translation says it in words")
                 continue
         if not lost and not added or attribute == "refnames" and noqa and len(added) < 2:
             continue  # (with noqa Sphinx compares none, and the one renamed name takes the English's target)
         text = f"{what} {', '.join(lost) or '(none)'} becomes {', '.join(added) or '(none)'}"
         if attribute == "refnames" and len(added) > 1:  # Sphinx pairs them in a random order
             fix = (
-                (f"{INCONSISTENT}, and" if said else "Sphinx")
-                + " may link each to another's target, which #noqa does not stop: keep the names as in the English"
-            )
+                "Sphinx warns, and" if said else "Sphinx"
+            ) + " may link each to another's target: keep the names"
         yield error(f"{text}: {fix}", at=added[0].strip("|") if added else "")
     more_links = max(0, len(translated.links) - len(english.links))  # a name read as a URI
     if english.anonymous > translated.anonymous + more_links:
@@ -816,27 +761,15 @@ def names(english, translated, noqa, said):
 
 
 # What this comparison cannot see but Sphinx warns of, by the start of its warning.
-UNSEEN = (
-    (
-        "inconsistent references",
-        ": the same named links in another order; end the translation with #noqa, and each still "
-        "leads where the English's does",
-    ),
-    (
-        "inconsistent term references",
-        ": a role that the English writes with ! (no link) or without; write each as the English does",
-    ),
-)
+UNSEEN = {
+    "inconsistent references": ": the same links in another order; end it with #noqa (each leads where it did)",
+    "inconsistent term references": ": a role the English writes with ! (no link) or without; write it as it does",
+}
 
 
 def references(message, english, translated):
-    """The references of the translation that lead elsewhere than the English's.
-
-    Sphinx's own comparison decides whether the build fails; a warning it gives
-    where this one sees the same references (it counts them in any order,
-    Sphinx compares them in order; ``:mod:`!name``` made a link) is an error in
-    its words.
-    """
+    """The references of the translation that lead elsewhere than the English's; a warning Sphinx
+    gives where these are alike (in another order; ``:mod:`!name``` made a link) is an error too."""
     said = None
     if any(
         p.roles or p.refnames or p.notes or p.links or p.anonymous or p.stray for p in (english, translated)
@@ -854,6 +787,6 @@ def references(message, english, translated):
         getattr(english, name) == getattr(translated, name) for name in ("refnames", "notes", "links")
     )
     if said and alike and not any(finding.severity == ERROR for finding in found):
-        fix = next((fix for start, fix in UNSEEN if said[0].startswith(start)), "")
+        fix = next((fix for start, fix in UNSEEN.items() if said[0].startswith(start)), "")
         found.append(error(f"Sphinx warns: {said[0]} (fails -W){fix}"))  # (else markup says why)
     return found

@@ -28,12 +28,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from logging.handlers import BufferingHandler
 from pathlib import Path
-from types import SimpleNamespace
 
 from docutils import nodes, utils
 from docutils.frontend import get_default_settings
 from docutils.parsers.rst import Parser, directives, roles, states
-from docutils.parsers.rst import languages as rst_languages
 from docutils.parsers.rst.languages import en as rst_en
 from docutils.statemachine import string2lines
 from markdown_it import MarkdownIt
@@ -232,16 +230,6 @@ def _state_machine():
     return machine, inliner
 
 
-def one_paragraph(text):
-    """Whether reST reads *text* as one paragraph, whatever its inline markup."""
-    return (
-        text[:1].isalnum()
-        and not _ENUMERATOR.match(text)
-        and not any(c in text for c in "\n\t\v\f")
-        and not text.endswith("::")
-    )
-
-
 @contextlib.contextmanager
 def _role_lookup(lookup):
     """Meanwhile docutils finds the role *name* of a parse as ``lookup(name, find)``; ``find()``
@@ -268,30 +256,8 @@ def rst_document(text):
 def _read_rst(text, document):
     """Parse reST *text* into *document*, as Parser().parse does, on one reused state machine."""
     machine, inliner = _state_machine()
-    if one_paragraph(text):  # what the state machine would do, at half the cost
-        memo = SimpleNamespace(
-            document=document,
-            reporter=document.reporter,
-            inliner=inliner,
-            language=_language(),
-            title_styles=[],
-            section_level=0,
-            section_bubble_up_kludge=False,
-        )
-        data = text.rstrip()
-        # What the state machine gives the reporter, for Sphinx's roles to place their nodes.
-        document.reporter.get_source_and_line = lambda line=None: (document["source"], line)
-        inline, messages = inliner.parse(data, 1, memo, document)
-        document += [nodes.paragraph(data, "", *inline), *messages]
-    else:
-        lines = string2lines(text, tab_width=8, convert_whitespace=True)
-        machine.run(lines, document, inliner=inliner)
-        machine.observers.clear()  # run() attached this document
-
-
-@functools.cache
-def _language():
-    return rst_languages.get_language("en")
+    machine.run(string2lines(text, tab_width=8, convert_whitespace=True), document, inliner=inliner)
+    machine.observers.clear()  # run() attached this document
 
 
 def _markup(document, syntax):

@@ -84,9 +84,14 @@ def check_catalog(found, lang, selected, project):
             for function in functions:
                 name = next(name for name, f in ENTRY_CHECKS.items() if f is function)
                 said += [(entry, finding.check or name, finding) for finding in function(message)]
-    lines = {"unused": lambda entry, at: entry.lineno}  # a plural entry's msgid
     return problems + [
-        Problem(found.shown, lines.get(check, msgstr_line)(entry, f.at), check, f.message, f.severity)
+        Problem(
+            found.shown,
+            entry.lineno if entry.pluralizable else msgstr_line(entry, f.at),
+            check,
+            f.message,
+            f.severity,
+        )
         for entry, check, f in said
         if check in selected
     ]
@@ -100,14 +105,14 @@ def run_checks(
     glossary_path=GLOSSARY,
     sources=None,
     default_syntax="rst",
-    remember_in=None,
+    cache_in=None,
     allowed_glossary=None,
 ):
     """Return the sorted problems of *langs*' catalogs for the *selected* checks.
 
     *sources*: the Sphinx source folder of the catalogs' project (default: the
-    docs/ beside the locale folder, if any). *remember_in*: a folder where each
-    catalog's problems are kept (:class:`Remembered`). *allowed_glossary*: the
+    docs/ beside the locale folder, if any). *cache_in*: a folder where each
+    catalog's problems are kept (:class:`ProblemCache`). *allowed_glossary*: the
     rows whose words an interface string may add (default: *glossary_path*'s;
     ``make check BASE=`` gives the base's).
     """
@@ -118,7 +123,7 @@ def run_checks(
         fresh_templates()  # extracts the English only if a source changed since the last time
         pot_dir = POT_DIR
     project = Project(locale_dir, sources, pot_dir, default_syntax, glossary, allowed_glossary)
-    cache = Remembered(project, selected, glossary_path, remember_in) if remember_in else None
+    cache = ProblemCache(project, selected, glossary_path, cache_in) if cache_in else None
     problems = []
     for lang in langs:
         if "out-of-sync" in selected:
@@ -140,12 +145,12 @@ def run_checks(
 
 
 def errors(langs, locale_dir=LOCALE, checks=TRANSLATION_CHECKS):
-    """Return the errors that *checks* find in *langs*' catalogs (kept in _build/checks/: :class:`Remembered`)."""
-    problems = run_checks(langs, set(checks), Path(locale_dir), remember_in=BUILD / "checks")
+    """Return the errors that *checks* find in *langs*' catalogs (kept in _build/checks/: :class:`ProblemCache`)."""
+    problems = run_checks(langs, set(checks), Path(locale_dir), cache_in=BUILD / "checks")
     return [p for p in problems if p.severity == ERROR]
 
 
-class Remembered:
+class ProblemCache:
     """Each catalog's problems from the last run, reused while nothing they depend on changed.
 
     The build and the live preview check a language's catalogs before each
@@ -178,16 +183,16 @@ class Remembered:
         self.world = world.hexdigest()
 
     def problems(self, po_path, lang):
-        """The problems of *lang*'s catalog *po_path*: remembered, or found and remembered."""
+        """The problems of *lang*'s catalog *po_path*: from the cache, or found and kept there."""
         found = self.project.catalog_file(po_path)
         if found.text is None:
             return list(check_catalog(found, lang, self.selected, self.project))  # it says why
         digest = hashlib.sha256(self.world.encode() + found.text.encode()).hexdigest()
         kept = self.folder / (hashlib.sha256(str(Path(po_path).resolve()).encode()).hexdigest() + ".json")
         try:
-            remembered = json.loads(kept.read_text("utf-8"))
-            if remembered["digest"] == digest:
-                return [Problem(*fields) for fields in remembered["problems"]]
+            cached = json.loads(kept.read_text("utf-8"))
+            if cached["digest"] == digest:
+                return [Problem(*fields) for fields in cached["problems"]]
         except (OSError, ValueError, KeyError, TypeError):
             pass  # never checked, or by other code: check it
         problems = list(check_catalog(found, lang, self.selected, self.project))

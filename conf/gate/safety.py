@@ -1,4 +1,4 @@
-"""A translation changes only words: the one judge of what it adds, for the build and make check.
+"""A translation changes only words: the judge of what it adds, for the build and make check.
 
 Both hand it nodes made by the real parsers, Sphinx's reST and MyST with
 Sphinx's roles: the build (extensions/translation_safety.py) the node that
