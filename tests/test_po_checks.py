@@ -422,6 +422,7 @@ BECOMES = [
         set(),
     ),
     ("Use the power operator.", "使用 \\*\\* 运算符。", "rst", set(), set()),  # escaped: meant as text
+    ("Rules with a bar are sums.", "含有“ | ”的规则是和。", "rst", set(), set()),  # quoted: meant as text
     (
         "Check :const:`sys.maxsize` first.",
         "先檢查 :py:data:`sys.maxsize`。",

@@ -167,7 +167,7 @@ _LANGUAGE_TAG = re.compile(r"[a-z]{2}(?:[-_][a-z]{2})?", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"\w*(?:[_.]\w|\(\)|[a-z][A-Z])[\w.()]*")
 _WORD = re.compile(r"[A-Za-z_][\w.]*\w|[A-Za-z]")
 _ASCII_PUNCTUATION = str.maketrans({"。": ".", "、": ",", "「": "'", "」": "'"})
-_QUOTED = re.compile(r"(?<=['\"‘“「])([*`|]+)(?=['\"’”」])")
+_QUOTED = re.compile(r"['\"‘“「] ?([*`|]+) ?['\"’”」]")  # '**', “ | ”: the characters themselves
 _ESCAPED = re.compile(r"\\([*`|])")  # a markup character the translator wrote as a character
 _UNBALANCED = {
     "Inline literal start-string without end-string.": "``",

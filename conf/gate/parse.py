@@ -1,19 +1,13 @@
 """Parse a message the way Sphinx will: reST or MyST Markdown (or plain text), or Python.
 
-Sphinx extracts every translatable node as one message and, to translate it,
-parses the msgstr with the parser of the node's document (reST or MyST) and
-keeps the result only if it is the node class it needs (sphinx/transforms/
-i18n.py). A message with a newline comes from a literal block: Sphinx never
-parses those (it joins every other node's lines with spaces).
-
-Every check reads Sphinx's own parse (:func:`sphinx_document`): its reST and
-MyST parsers, its roles and directives, a build's settings. Each role marks
-the nodes it makes with its name and text, so that :func:`parse` can say
-which role a translation dropped or changed; a role that Sphinx does not
-define but the project's English uses (its extensions') stands in for
-itself, and any other gets the parser's own "Unknown interpreted text role".
-A tutorial's prose is also a notebook's Markdown cells: those are read as
-CommonMark (:func:`notebook_markdown`), as Jupyter renders them.
+Sphinx parses a msgstr with its node's document's parser and keeps the result
+only if it is the node class it needs (sphinx/transforms/i18n.py); a message
+with a newline comes from a literal block, never parsed. The checks read
+Sphinx's own parse (:func:`sphinx_document`: its parsers, roles, directives,
+settings); each role marks its nodes with its name and text (:func:`parse`),
+and a role the project's English uses that Sphinx does not define stands in
+for itself. A tutorial's prose is also its notebook's Markdown cells, read as
+Jupyter reads them (:func:`notebook_markdown`).
 """
 
 import ast
@@ -133,12 +127,8 @@ def _lookups():
 
 
 def lookup(name):
-    """Return how Sphinx resolves cross-reference role *name*: (domain, object types, adds "()").
-
-    The object types are those of the domain's ``objtypes_for_role`` (None: a role,
-    such as ``:const:``, that names no object type), which intersphinx and a
-    ``.name`` search match; "adds ()" is the role's ``fix_parens`` (``:func:``, ``:meth:``).
-    """
+    """How Sphinx resolves cross-reference role *name*: (domain, the object types of its
+    ``objtypes_for_role`` or None, whether it adds "()"), or None."""
     return _lookups().get(name.lower())
 
 
@@ -164,11 +154,8 @@ def written(name, text, syntax):
 
 
 def spaced(name, text, msgstr, syntax):
-    """The role *name* of *msgstr* written with a space before its `*text*`, or None.
-
-    The space makes the role's name text, and its backquoted text a default-role
-    title, in italics (``:file: `a.txt```).
-    """
+    """The role *name* of *msgstr* written with a space before its `*text*` (which makes the role
+    text and its text italics: ``:file: `a.txt```), or None."""
     marker = rf"[:：]{re.escape(name)}[:：]" if syntax == "rst" else rf"\{{{re.escape(name)}\}}"
     found = re.search(marker + r"\s+`" + re.escape(text) + "`", msgstr)
     return found[0] if found else None
