@@ -1,12 +1,10 @@
 """What a change did to a language's catalogs since a base revision, entry by entry.
 
-The English (msgid) and the translation of each entry are compared, never the
-lines, so re-wrapping, moved ``#:`` locations and reordering show nothing. An
-entry whose English changed is paired with its old self through the old
-English a merge records (``#| msgid``), else by similarity. ``make review-diff``
-shows the changes, ``make check BASE=`` keeps the findings on changed entries
-(:func:`keep_changed`). :func:`word_diff` is the one word diff of the catalog
-tools: ``make review``, the review page and its English sources.
+Entries are compared by English and translation, never by lines (re-wrapping,
+moved ``#:`` lines, reordering show nothing); an edited English is paired with
+its old self through the ``#| msgid`` a merge records, else by similarity. The
+review page shows the changes, ``make check BASE=`` keeps the findings on them
+(:func:`keep_changed`); :func:`word_diff` is the catalog tools' one word diff.
 """
 
 import difflib
@@ -30,14 +28,10 @@ _BRACKETS = {"removed": ("[-", "-]"), "added": ("{+", "+}")}
 
 
 def word_diff(old, new, style="text", context=None):
-    """*new* with what changed since *old* marked, word by word (Chinese: character by character).
-
-    *style*: "text" marks ``[-removed-]{+added+}``, "color" the same in a
-    terminal's red and green, "html" escapes the text and marks ``<del>`` and
-    ``<ins>`` (with a hidden "removed:"/"added:" for screen readers).
-    *context*: an unchanged run longer than twice that many tokens keeps that
-    many at each end around "…".
-    """
+    """*new* with what changed since *old* marked, word by word (Chinese: character by character):
+    ``[-removed-]{+added+}`` (*style* "text"; "color" in red and green; "html" escaped, as ``<del>``
+    and ``<ins>`` with a hidden "removed:" for screen readers). *context*: an unchanged run longer
+    than twice that many tokens keeps that many at each end around "…"."""
     before, after = _TOKEN.findall(old), _TOKEN.findall(new)
     opcodes = difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
     escape = html.escape if style == "html" else str
@@ -303,8 +297,7 @@ def attach_findings(pages, problems):
 
 
 def keep_changed(problems, pages, unchanged):
-    """The problems on changed entries, on whole catalogs that changed, and outside them: not
-    on an unchanged entry, nor anywhere in a catalog whose bytes are the base's (*unchanged*)."""
+    """The problems on changed entries or on catalogs (as wholes) that changed (not *unchanged*)."""
     by_path = {_where(page.path): page for page in pages}
     kept = []
     for problem in problems:

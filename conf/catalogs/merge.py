@@ -1,30 +1,17 @@
-"""The English into the catalogs: extract it (make gettext), merge it (make update-po), count.
+"""The English into the catalogs: extract it (make gettext), merge it (make update-po), count it.
 
-:func:`merged` is what a catalog becomes when the current English (a .pot) is
-merged into it: Babel's ``Catalog.update``, as sphinx-intl does, plus
+:func:`merged` is Babel's ``Catalog.update``, as sphinx-intl does, plus: each
+location names the file a translator edits, without a line number; a fuzzy
+entry keeps its old English (``#|``), and an obsolete entry whose English came
+back is used again, fuzzy; no guess is taken from a sentence the English still
+has (:func:`drop_cross_page_guesses`); a new page's catalog gets only what needs
+no translator (a tutorial's shared download links, bare references).
 
-* locations that name the file a translator edits (``examples/plot_01_x.py``,
-  not the generated ``docs/auto_examples/…rst:52``), without line numbers;
-* the old English of a fuzzy entry kept (``#| msgid``), and an obsolete entry
-  whose English came back used again, fuzzy;
-* no fuzzy guess taken from a sentence the English still has
-  (:func:`drop_cross_page_guesses`);
-* a new page's catalog with only what needs no translator filled in: a new
-  tutorial's shared download links (:func:`shared_entries`), bare references.
-
-Counted against the current English
------------------------------------
-``make stat``, the status page and the notice on a partly translated page
-count each catalog as :func:`merged` would leave it with a fresh extraction
-(:func:`page_counts`), so that a sentence edited since the last
-``make update-po`` counts as outdated and a new page as untranslated:
-
-- translated: it has a translation and its English did not change;
-- outdated: it has a translation of an older English (fuzzy after the merge);
-- untranslated: no translation at all.
-
-:func:`fresh_templates` runs Sphinx's gettext builder only when a source
-changed since the last extraction (a digest of names, sizes and mtimes).
+Counted against the current English: ``make stat``, the status page and each
+page's notice count a catalog as :func:`merged` would leave it with a fresh
+extraction (:func:`page_counts`): an entry translated from an English edited
+since the last ``make update-po`` is outdated, a new page untranslated.
+:func:`fresh_templates` runs Sphinx's gettext builder only when a source changed.
 """
 
 import hashlib
@@ -84,13 +71,9 @@ def sources_digest(root=ROOT):
 
 
 def fresh_templates(pot_dir=POT_DIR, quiet=True, options=(), force=False):
-    """Make *pot_dir* hold the current English, running the gettext builder if a source changed
-    (*force*: even if none did, as ``make gettext``; *options*: more for sphinx-build); return
-    (ran, what Sphinx printed).
-
-    Raises ExtractionError when the build fails. It holds the checkout's lock
-    (checkout_lock.py): it may execute a changed example, as ``make html`` would.
-    """
+    """Make *pot_dir* hold the current English, running the gettext builder (under the checkout's
+    lock: it may execute a changed example) if a source changed or *force*; return (ran, what
+    Sphinx printed), or raise ExtractionError. *options*: more for sphinx-build."""
     stamp = Path(pot_dir) / STAMP.name
 
     def current():
@@ -170,14 +153,8 @@ def key(message):
 
 
 def drop_cross_page_guesses(catalog, fuzzy_before, english):
-    """Empty the fuzzy guesses Babel made from another sentence that the English still has.
-
-    Babel pre-fills a new sentence with the translation of the most similar old
-    one, even one still there, translated in its own entry: for a new gallery
-    card, another tutorial's, which links the card to the wrong page once the
-    flag goes. Only an edited sentence, whose old English is gone, keeps its
-    old translation, fuzzy.
-    """
+    """Empty the fuzzy guesses Babel made from a sentence the English still has (for a new gallery
+    card, another tutorial's, which would link the card to the wrong page once the flag goes)."""
     for message in messages(catalog):
         guessed = message.fuzzy and key(message) not in fuzzy_before and message.previous_id
         if guessed and english.get(message.previous_id[0]) is not None:

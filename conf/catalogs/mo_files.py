@@ -1,14 +1,10 @@
 """A catalog as GNU gettext and Python's gettext take it, found without GNU gettext.
 
-:func:`msgfmt_problems` is what ``msgfmt -c`` would reject (``make check``'s
-syntax check, which ``make html`` runs before any language is built). The
-build (extensions/compiled_catalogs.py) writes each .mo with Babel
-(:func:`mo`), and Sphinx reads it with Python's gettext, which leaves a whole
-catalog out, silently, when it cannot load it: a ``Plural-Forms`` expression
-it refuses (Babel accepts longer ones, and ``>>``), a charset it cannot
-decode. :func:`problems` asks Python's gettext itself, on the very bytes the
-build writes; loaded, the catalog must evaluate its plural expression for any
-count and hand back every translation it holds.
+:func:`msgfmt_problems` is what ``msgfmt -c`` would reject (make check's syntax
+check, which make html runs first). The build writes each .mo with Babel
+(:func:`mo`); Sphinx loads it with Python's gettext, which leaves a catalog out
+silently when it cannot (a ``Plural-Forms`` it refuses, a charset it cannot
+decode): :func:`problems` asks it, on those very bytes.
 """
 
 import gettext

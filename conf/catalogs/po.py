@@ -1,25 +1,17 @@
 """Read and write catalogs (.po): Babel's reader and writer, strict, with the old English.
 
-A catalog's canonical form is what :func:`text` writes: Babel's, wrapped at
-:data:`WIDTH` characters, the revision date unset (editors stamp it on every
-save), obsolete entries last. Babel is made strict here in three ways:
+The canonical form is :func:`text`'s: Babel's, at :data:`WIDTH` characters, the
+revision date unset (editors stamp it on every save), obsolete entries last.
 
 * :func:`read` refuses a catalog at the first line ``msgfmt`` would reject
-  (:func:`line_problems`; Babel takes an unterminated string as it is), one
-  that is no plain file of at most :data:`MAX_SIZE` bytes of UTF-8 (a link or
-  a device under ``locale/`` is not opened through), and a header naming
-  another charset. An error names the line and quotes no more of it than a
-  keyword.
-* Babel reads the old English of a fuzzy entry (``#| msgid``) as translator
-  comments (python-babel/babel#206) and ``write_po(include_previous=True)``
-  breaks it across a string's quotes, which GNU gettext rejects; both are
-  done here instead. An obsolete entry's old English is not kept.
-* ``locale/`` holds the glossary and ``<lang>/LC_MESSAGES/**.po`` per
-  translation of conf/languages.py, under plain names: :func:`misplaced`
-  names anything else, :func:`language_catalogs` lists nothing else, and a
-  path is printed through :func:`printable`.
-
-Each parsed entry knows the lines of its msgstr (:func:`msgstr_line`).
+  (:func:`line_problems`: Babel takes an unterminated string as it is), one that
+  is no plain UTF-8 file of at most :data:`MAX_SIZE` bytes (a link under
+  ``locale/`` is not opened through), or whose header names another charset;
+  an error names the line and quotes no more of it than a keyword.
+* Babel reads ``#| msgid`` as a comment (python-babel/babel#206) and writes it
+  broken across quotes, which GNU gettext rejects: both are done here.
+* :func:`misplaced` names whatever under ``locale/`` is not the glossary or a
+  catalog of a translation, under a plain name; :func:`printable` prints a path.
 """
 
 import codecs
@@ -92,11 +84,8 @@ def _unknown(keyword):
 
 
 def line_problems(text):
-    """Return [(line, problem)] where ``msgfmt`` would reject the catalog *text*.
-
-    Each line must be a comment, a keyword with one quoted string or a quoted
-    continuation, in a valid order, and no entry may come twice.
-    """
+    """[(line, problem)] where ``msgfmt`` would reject the catalog *text*: each line a comment, a
+    keyword with one quoted string or a quoted continuation, in a valid order; no entry twice."""
     problems, entries = [], []  # entries: [obsolete, {part: joined text}, msgid line]
     state, state_line, recovering = None, 0, False
     for number, line in enumerate(text.split("\n"), 1):
@@ -153,11 +142,8 @@ def catalog_language(path):
 
 
 def catalog_text(path):
-    """The text of the catalog file *path*; CatalogError if it is no plain file of UTF-8 text.
-
-    A symbolic link, a device or a folder is refused without being opened
-    through (``O_NOFOLLOW``), and so is a file larger than :data:`MAX_SIZE`.
-    """
+    """The text of the catalog file *path*; CatalogError if it is no plain UTF-8 file of at most
+    :data:`MAX_SIZE` bytes (a link, a device or a folder is not opened through: ``O_NOFOLLOW``)."""
     try:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
     except OSError as err:
@@ -205,19 +191,13 @@ def open_catalog(path, language=None):
 
 
 def read(path, language=None):
-    """Return the Babel Catalog of the file *path*; its language defaults to its folder's.
-
-    Raise CatalogError for a file that is no catalog (:func:`catalog_text`)
-    or at the first line ``msgfmt`` would reject.
-    """
+    """The Babel Catalog of the file *path* (its language by default its folder's), or CatalogError."""
     return parse(catalog_text(path), language or catalog_language(path))
 
 
 def parse(text, language=None):
-    """Return the Babel Catalog of a catalog's *text*; raise CatalogError where it is bad.
-
-    A process parses each text once: each caller gets its own copy to change.
-    """
+    """The Babel Catalog of a catalog's *text*, or CatalogError; parsed once per process, and
+    each caller gets its own copy to change."""
     return pickle.loads(_parsed(text, language))
 
 
@@ -376,11 +356,8 @@ def canonical_difference(ours, language=None):
 
 
 def reformat(path):
-    """Rewrite catalog *path* in its canonical form; True if that changed it.
-
-    The rewrite is read back first: it must keep every entry, comment and flag
-    (else CatalogError, and nothing is written).
-    """
+    """Rewrite catalog *path* in its canonical form; True if that changed it. The rewrite is read
+    back first: it must keep every entry, comment and flag (else CatalogError, nothing written)."""
     ours, language = catalog_text(path), catalog_language(path)
     canonical = text(parse(ours, language), language)
     if canonical == ours:
@@ -406,11 +383,8 @@ def plain(name):
 
 
 def printable(text):
-    """*text* (a path) with every character but printable ASCII escaped as Python escapes it.
-
-    A log line that names it stays one line, and no workflow command of a CI
-    runner (a line starting ``::``) can start inside it.
-    """
+    """*text* (a path) with every character but printable ASCII escaped as Python escapes it: a
+    log line stays one line, and no CI runner's workflow command (``::``) starts in it."""
     escaped = "".join(c if " " <= c <= "~" and c != "\\" else ascii(c)[1:-1] for c in str(text))
     return "./" + escaped if escaped.startswith(":") else escaped
 
@@ -452,13 +426,9 @@ def language_catalogs(locale_dir, lang):
 
 
 def misplaced(locale_dir, languages):
-    """``[(path, why)]``, sorted: every path under *locale_dir* that is not the glossary or a
-    catalog of *languages* (or a .mo an older build left beside its .po, which nothing reads).
-
-    Anything else could reach a build that never checked it (Python's gettext
-    reads ``zh_CN.gb2312/``, ``zh/`` ... for ``zh_CN``, ``en_US/`` for ``en``),
-    so it is refused, as are links, devices and names that are not plain.
-    """
+    """``[(path, why)]``, sorted: every path under *locale_dir* but the glossary and the catalogs
+    of *languages* (and a .mo an older build left beside its .po), which could reach a build
+    that never checked it (gettext reads ``zh_CN.gb2312/``, ``zh/`` for ``zh_CN``)."""
     if Path(locale_dir).is_symlink():
         return [(Path(locale_dir), "a symbolic link: locale/ is a folder of plain files")]
     found = []

@@ -1,16 +1,12 @@
 """code: translated Python (a literal block, a doctest, an example's comment) is another program.
 
-Only messages that Sphinx shows as code are compared: literal blocks (the
-only messages with newlines) and ``>>>`` doctests whose English is valid
-Python. Comments and docstrings may be translated. Errors: the translation is
-not valid Python, its statements differ, or it changes a string that holds
-a value (``"cuda:0"``). Warnings: it translates a string with spaces
-(``print("Hello world")``), which may be intended.
-
-The comments and docstrings of an example's code cells are messages of its
-page (conf/extensions/localized_examples.py); their translation is put into
-the code, and an error here is one the build refuses too: the code's tokens
-change (a line break in a comment, a quote that ends a docstring).
+Only what Sphinx shows as code is compared: literal blocks (the only messages
+with newlines) and ``>>>`` doctests whose English is Python; comments and
+docstrings may be translated. Errors: not valid Python, other statements, a
+changed value string (``"cuda:0"``); warnings: a translated string with spaces.
+An example's comments and docstrings are messages of its page, put back into
+its code by the build (extensions/localized_examples.py), which refuses one
+that changes the code's tokens: so does this check.
 """
 
 import ast

@@ -317,11 +317,8 @@ def plain(text, syntax):
 
 @functools.lru_cache(maxsize=16384)
 def parse(text, syntax, known_roles=frozenset()):
-    """Return the Markup of *text* parsed as *syntax* ("rst", "myst" or "text"), on Sphinx's parse.
-
-    A role is unknown, as in a build, unless Sphinx defines it or it is one of
-    *known_roles* (the project's). The result is shared: do not change it.
-    """
+    """The Markup of *text* as Sphinx parses *syntax* ("rst", "myst" or "text"); a role is unknown
+    unless Sphinx defines it or it is one of *known_roles* (the project's). Shared: do not change it."""
     if syntax == "text" or plain(text, syntax):
         return Markup(prose=text, html=_HTML_TAG.findall(text))  # what a parse would give
     # The project's own roles (its extensions') that Sphinx does not define: stand-ins.
@@ -385,14 +382,9 @@ def notebook_markdown(text):
 
 
 def sphinx_node(text, syntax, title):
-    """Return (node, dropped): what Sphinx keeps of translation *text*, and what it drops.
-
-    *node* is the tag of the node Sphinx's Locale transform gets for a
-    paragraph-like node (*title* false) or a section title (*title* true), on
-    Sphinx's own parse (:func:`sphinx_document`): it uses the translation only
-    if that is "paragraph" or "title". *dropped* lists the blocks after the
-    first, which it silently throws away.
-    """
+    """(node, dropped): the tag of the node Sphinx's Locale transform gets of translation *text*
+    for a paragraph (or a section *title*), which it uses only if "paragraph" or "title", and
+    the tags of the blocks after it, which it throws away."""
     if not title and syntax in _MARKUP_START and plain(text, syntax):
         return "paragraph", []
     text = text + "\n" + "=" * len(text) * 2 if title else as_locale_parses(text)  # as Locale does
@@ -436,12 +428,10 @@ def _sphinx_heard():
 def _sphinx():
     """A Sphinx application that builds nothing, for its parsers and roles: (app, settings, registry).
 
-    Made inside Sphinx's own docutils namespace, so that its directives and
-    roles reach no other parse (:func:`rst_document`, docutils' alone); its logging
-    set-up is undone, so that no other application's warnings change.
+    Made in its own docutils namespace (its directives and roles reach no other
+    parse), its logging set-up undone, its folders removed at once (none is left
+    by a process that leaves by os._exit, as the preview's forks do).
     """
-    # Its folders are gone once it is made (it writes nothing), so none is left
-    # behind by a process that is killed or leaves by os._exit (the preview's).
     with (
         _sphinx_heard(),
         docutils_namespace(),
@@ -449,16 +439,7 @@ def _sphinx():
     ):
         quiet, folder = io.StringIO(), Path(folder)
         (folder / "src").mkdir()
-        app = Sphinx(
-            folder / "src",
-            None,
-            folder / "out",
-            folder / "doctrees",
-            "dummy",
-            status=quiet,
-            warning=quiet,
-            confoverrides=CONF,
-        )
+        app = Sphinx(folder / "src", None, folder / "out", folder / "doctrees", "dummy", CONF, quiet, quiet)
         registry = dict(directives._directives), dict(roles._roles)
     app.env.prepare_settings("index")  # a document, and the default domain (py)
     settings = copy.copy(_rst_settings())  # no file read, as the build while Locale parses
@@ -507,12 +488,10 @@ def _marking(name, find, known_roles):
 
 @functools.lru_cache(maxsize=8192)
 def sphinx_document(text, syntax, known_roles=frozenset()):
-    """The document that Sphinx's own reST or MyST parser (*syntax* "rst" or "myst") makes of
-    *text*, with Sphinx's roles and directives and a build's settings; None if Sphinx itself
-    fails on it (a directive it cannot run here). *known_roles*: roles Sphinx does not
-    define that stand in for themselves. What Sphinx warns of while it parses (an unknown
-    domain in a role's name, say), which fails a -W build, ends the document as a system
-    message of level 2. The result is shared: do not change it."""
+    """The document Sphinx's own reST or MyST parser makes of *text*, with its roles, directives
+    and a build's settings, or None if Sphinx fails on it; *known_roles* stand in for
+    themselves. What Sphinx warns of (-W fails) ends it as a system message of level 2.
+    Shared: do not change it."""
     app, settings, (own_directives, own_roles) = _sphinx()
     document = utils.new_document("<message>", settings)
     marking = functools.partial(_marking, known_roles=known_roles)
@@ -536,27 +515,17 @@ def sphinx_document(text, syntax, known_roles=frozenset()):
 
 
 def sphinx_paragraph(text, syntax):
-    """The paragraph that Sphinx makes of message *text*, as its Locale transform parses a
-    translation (:func:`sphinx_document`); None if it is none.
-
-    The same parsers, roles and settings as a build, so the build's judge of
-    what a translation adds (gate/safety.py) sees the same nodes.
-    The result is shared: do not change it.
-    """
+    """The paragraph Sphinx's Locale transform makes of message *text* (the same nodes the build
+    judges, gate/safety.py), or None if it makes none. Shared: do not change it."""
     document = sphinx_document(as_locale_parses(text), syntax)
     first = document[0] if document is not None and document.children else None
     return first if isinstance(first, nodes.paragraph) else None
 
 
 def inconsistent_references(english, translation, syntax, noqa=False):
-    """Sphinx's own "inconsistent ... references" warnings on *translation* of *english*, in
-    its words; None if either is not one paragraph (``unused`` says why).
-
-    What the build's Locale transform runs on each translated paragraph
-    (sphinx/transforms/i18n.py's ``_NodeUpdater``, its five comparisons), on
-    the paragraphs :func:`sphinx_paragraph` makes: each warning fails a ``-W``
-    build. With *noqa* (``#noqa`` ends the translation) Sphinx compares nothing.
-    """
+    """Sphinx's own "inconsistent ... references" warnings on *translation* of *english* (each
+    fails a ``-W`` build), from the comparisons its Locale transform runs (``_NodeUpdater``);
+    None if either is no paragraph. With *noqa* Sphinx compares nothing."""
     old, new = sphinx_paragraph(english, syntax), sphinx_paragraph(translation, syntax)
     if old is None or new is None:
         return None
@@ -591,11 +560,7 @@ def doctest_source(text):
 
 
 def python_code(text):
-    """Return the Python program of a literal-block or doctest message, or None.
-
-    None for prose (Sphinx joins the lines of every message but literal
-    blocks: one line is prose), and for blocks that are not Python.
-    """
+    """The Python program of a literal-block (multi-line) or doctest message, or None."""
     if "\n" not in text and not text.lstrip().startswith(">>>"):
         return None
     source = doctest_source(text)

@@ -1,18 +1,14 @@
 """What the checks know about the project a set of catalogs translates.
 
-* Each catalog's syntax: what Sphinx parses its messages as. A catalog
-  translates one document (``gettext_compact = False``): the gettext templates
-  name that document in their ``#:`` lines, and the source folder has it with
-  its suffix (``.rst``: reST, ``.md``: MyST). A document that is not a source
-  file is generated, and generated documents (sphinx-gallery's) are reST; the
-  ``sphinx`` catalog holds the HTML templates' words: plain text. So the
-  catalogs' own ``#:`` lines are not needed. For catalogs of another project,
-  whose sources are not here, an entry's ``#:`` line decides, and without one
-  the default syntax (``--syntax``, reST unless told otherwise).
-* The roles the English uses (they exist, since the English builds) besides
-  those of docutils and Sphinx.
-* The cross-reference targets that exist: the labels, terms and documents of
-  the sources, and every target the English refers to.
+* Each catalog's syntax, as Sphinx parses its messages: a catalog translates one
+  document (``gettext_compact = False``), which the sources have with its suffix
+  (``.rst``: reST, ``.md``: MyST), or the templates name in their ``#:`` lines;
+  generated documents (sphinx-gallery's) are reST, ``sphinx`` (the HTML
+  templates' words) plain text. Another project's: each entry's ``#:`` line,
+  else ``--syntax``.
+* The roles the English uses (they exist: the English builds) besides Sphinx's.
+* The targets that exist: the sources' labels, terms and documents, and every
+  target the English refers to.
 """
 
 import functools

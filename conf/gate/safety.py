@@ -1,22 +1,17 @@
 """A translation changes only words: the judge of what it adds, for the build and make check.
 
-Both hand it nodes made by the real parsers, Sphinx's reST and MyST with
-Sphinx's roles: the build (extensions/translation_safety.py) the node that
-Sphinx's Locale transform made of the translation, make check the translation
-parsed on its own by the same parsers (parse.sphinx_paragraph). What it adds
-beyond words must be in the English: raw HTML, images, downloads, math,
-substitutions, event-handler attributes, a link to a host or scheme the
-English does not link (links.py). Whether Sphinx uses the translation at all,
-and what it drops of it, compare.py's unused findings say.
+Both hand it nodes Sphinx's own parsers made: the build (extensions/
+translation_safety.py) the node Locale made of the translation, make check the
+translation parsed alone (parse.sphinx_paragraph). What it adds beyond words
+must be in the English: raw HTML, images, downloads, math, substitutions,
+event-handler attributes, a link to a host or scheme the English does not link
+(links.py). Whether Sphinx uses the translation at all, compare.py says.
 
-``make check``'s safety check (:func:`check`) adds what lands elsewhere than
-the page: invisible or direction-changing characters and characters no PDF
-font has (words.py); a tutorial's prose is also its notebook's Markdown
-cells, where ``[text](url)``, ``![](url)`` and HTML are live though the page
-shows them as text (:func:`notebook_additions`, which the build applies to
-each cell it writes); in plain text (the interface strings), a URL or a
-non-http(s) scheme. Its interface check (:func:`check_interface`) judges
-``sphinx.po`` by words.interface_verdict.
+make check's safety check (:func:`check`) adds what lands elsewhere: invisible
+characters and characters no PDF font has (words.py); a tutorial's notebook,
+whose Markdown makes links, images and HTML of what the page shows as text
+(:func:`notebook_additions`, which the build applies too); in plain text, a
+URL or scheme. Its interface check (:func:`check_interface`): words.py.
 """
 
 import re

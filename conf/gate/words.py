@@ -1,42 +1,29 @@
 """What a translation may put where it lands: words, never a way out of that place.
 
-The character rules of every catalog, in one place: ``make check`` reports
-what they find (gate/safety.py) and the build compiles no entry they refuse
-(extensions/compiled_catalogs.py), failing with the entry's file and line.
+The character rules of every catalog: ``make check`` reports what they find
+(gate/safety.py), and the build compiles no entry they refuse
+(extensions/compiled_catalogs.py), naming its file and line.
 
-* :func:`controls`: no invisible or direction-changing character in any
-  translation (Unicode's format, control, private-use and unassigned
-  characters, line and paragraph separators, variation selectors, the Hangul
-  fillers): they make code or a sentence read other than it runs or says
-  (Trojan Source, CVE-2021-42574).
-* :func:`glyphless`: no character that no font of the PDF has: XeLaTeX would
-  stop ``make pdf`` at it (conf.py sets ``\\tracinglostchars=3``), while
-  browsers show it from any font. ``pdf_glyphs.txt`` lists the characters for
-  which XeLaTeX, with the PDF's fonts in every family and style, reported no
-  missing glyph (tools/pdf_glyphs.py writes it; tests/test_pdf_glyphs.py
-  checks it where TeX is installed).
-* :func:`too_long`: a translation may be at most four times as long as its
-  English, plus 500 characters, and 6,000 at most: no reader of it is given
-  more than a translation can need (docutils recurses once per link it
-  finds, and about 980 of them, 7,800 characters, overflow Python's stack;
-  the longest English entry here has 1,450 characters).
+* :func:`controls`: no invisible or direction-changing character (Unicode's
+  format, control, private-use and unassigned characters, line separators,
+  variation selectors, Hangul fillers): code or a sentence would read other
+  than it runs or says (Trojan Source, CVE-2021-42574).
+* :func:`glyphless`: no character that no font of the PDF has, at which XeLaTeX
+  would stop ``make pdf`` (conf.py sets ``\\tracinglostchars=3``); pdf_glyphs.txt
+  is XeLaTeX's verdict on the PDF's fonts (tools/pdf_glyphs.py writes it).
+* :func:`too_long`: at most four times the English plus 500 characters, 6,000 at
+  most (docutils recurses once per link: about 7,800 characters of links overflow
+  Python's stack; the longest English entry here has 1,450).
 * :func:`interface_problems`: an interface string (``sphinx.po``) lands where
-  nobody escapes it for us. Sphinx's own Python writes some into HTML
-  attributes (a heading link's title) and LaTeX (the date, "Index") as they
-  are, and other projects' scripts write them into HTML (sphinx-copybutton's
-  tooltip). So its translation may add none of the characters that end or
-  start markup in HTML, JavaScript, CSS, LaTeX, Markdown or reST; where the
-  English is HTML itself, the translation keeps exactly its HTML. Nor may it
-  add a word of any script but Chinese characters, or a number, that its
-  English lacks (or the glossary's rendering of one of its terms), and it
-  keeps exactly the English's placeholders (``%(name)s``, ``%s``,
-  ``${name}``): a provenance sentence cannot claim a GPU, a version or a
-  count that the facts do not fill in, nor drop the fact that says otherwise.
-  Words are compared as Unicode's compatibility normalisation (NFKC) reads
-  them (``Ｈ１００`` and ``𝐇𝟏𝟎𝟎`` are ``H100``), case aside; a digit of any
-  script is a number, and so is a run of Chinese numerals (``八``, ``二〇二六``,
-  ``两``), except a lone ``一`` (mostly "a", "once") and the few words in
-  which numerals are no number (:data:`NOT_NUMBERS`).
+  nobody escapes it (Sphinx writes some into HTML attributes and LaTeX, other
+  projects' scripts into HTML), so it adds no character that starts or ends
+  markup there (where the English is HTML, exactly its HTML), no word of any
+  script but Chinese characters nor any number its English lacks (or the
+  glossary gives for its terms), and keeps the English's placeholders: a
+  provenance sentence cannot claim a GPU, a version or a count the facts do not
+  fill in. Words are compared as NFKC reads them (``Ｈ１００`` is ``H100``), case
+  aside; a digit of any script is a number, and so is a run of Chinese numerals
+  but a lone ``一`` and the words of :data:`NOT_NUMBERS`.
 """
 
 import bisect
@@ -64,22 +51,15 @@ _PLACEHOLDER = re.compile(r"%(?:\(\w+\))?[-#0 +]*(?:\d+|\*)?(?:\.\d+)?[diouxXeEf
 _DIRECTIVE = re.compile(rf"{_PLACEHOLDER.pattern}|%(?:\(\w+\))?[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]")
 # Chinese numerals and their values; units multiply what precedes them.
 # (参/參, 3 in accounting, is left out: it is the 参 of 参数, "parameter".)
-_DIGITS = dict(
-    zip(
-        "〇零一壹二两兩贰貳三叁四肆五伍六陆陸七柒八捌九玖",
-        (0, 0, 1, 1, 2, 2, 2, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 6, 7, 7, 8, 8, 9, 9),
-    )
-)
+_DIGITS = dict(zip("〇零一壹二两兩贰貳三叁四肆五伍六陆陸七柒八捌九玖", map(int, "001122222334455666778899")))
 _UNITS = dict(zip("十拾百佰千仟万萬亿億", (10, 10, 100, 100, 1000, 1000, 10**4, 10**4, 10**8, 10**8)))
 # Words whose numerals are no number: "very", "in case", "by all means", "one by one",
 # "both", and the common words of accounting numerals ("team", "mainland", "one after
 # another", "tidy up").
 NOT_NUMBERS = "十分 万一 萬一 千万 千萬 一一 两者 兩者 二者 队伍 隊伍 大陆 大陸 陆续 陸續 收拾".split()
 _ENGLISH_NUMBERS = {
-    name: str(value)
-    for value, name in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve".split()
-    )
+    name: str(n)
+    for n, name in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())
 }
 
 
@@ -89,29 +69,21 @@ def too_long(english, translation):
     if len(translation) <= limit or translation == english:  # Sphinx skips an identical one
         return None
     if limit == MAX_TRANSLATION:  # a long English: its length is not the reason
-        return (
-            f"it is longer than any one translation may be ({len(translation)} characters;"
-            f" at most {limit}, which no parser's stack overflows): split the paragraph"
-        )
-    return (
-        f"it is far longer than its English ({len(translation)} characters for"
-        f" {len(english)}; at most {limit})"
-    )
+        return f"it is longer than any one translation may be ({len(translation)} characters; at most {limit}): split the paragraph"
+    return f"it is far longer than its English ({len(translation)} characters for {len(english)}; at most {limit})"
 
 
 def controls(text):
     """The invisible and direction-changing characters of *text*, each once, named."""
-    found = []
-    for char in dict.fromkeys(text):
-        if char in "\n\t":
-            continue
-        if (
+    return [
+        f"U+{ord(char):04X} ({unicodedata.name(char, 'unnamed')})"
+        for char in dict.fromkeys(text)
+        if char not in "\n\t"
+        and (
             unicodedata.category(char) in ("Cc", "Cf", "Co", "Cn", "Zl", "Zp", "Cs")
             or ord(char) in _INVISIBLE
-        ):
-            name = unicodedata.name(char, "unnamed")
-            found.append(f"U+{ord(char):04X} ({name})")
-    return found
+        )
+    ]
 
 
 def added_controls(english, translation):
