@@ -786,7 +786,7 @@ def test_review_shows_a_word_diff_of_fuzzy_entries_at_their_msgstr(capsys):
     shown = os.path.relpath(po_path)
     assert capsys.readouterr().out == (
         f"{shown}:{fuzzy}: fuzzy (the English changed)\n"
-        "  change:      Read the tutorials in {+the +}order{+ shown+}.\n"
+        "  change:      Read the tutorials in {+the+} order {+shown+}.\n"
         "  new English: Read the tutorials in the order shown.\n"
         "  translation: 请按顺序阅读教程。\n\n"
         f"{shown}:{untranslated}: untranslated\n"

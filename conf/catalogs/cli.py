@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from languages import select
 from site_layout import LOCALE, POT_DIR
 from catalogs import merge
 from catalogs.diff import word_diff
@@ -218,8 +219,11 @@ def main(argv=None):
             sub.add_argument("--check", action="store_true", help="change nothing; list what would change")
     args = parser.parse_args(argv)
     try:
-        seeding = ["zh_CN", "zh_TW"] if args.command == "seed-zh_TW" else args.langs
-        args.langs = catalog_languages(seeding, args.locale_dir)
+        if args.command in ("gettext", "update", "prune"):  # update-po makes a new language's catalogs
+            args.langs = select(args.langs, translations_only=True)
+        else:
+            seeding = ["zh_CN", "zh_TW"] if args.command == "seed-zh_TW" else args.langs
+            args.langs = catalog_languages(seeding, args.locale_dir)
     except ValueError as err:
         parser.error(str(err))
     return COMMANDS[args.command](args)

@@ -23,7 +23,7 @@ PAIRING = 0.6  # how alike two msgids must be to count as one sentence edited
 # A word of ASCII letters and digits, a run of whitespace, or any other character
 # (a Chinese character is a word of its own).
 _TOKEN = re.compile(r"[A-Za-z0-9_]+|\s+|.", re.DOTALL)
-_COLORS = {"removed": "\033[31m", "added": "\033[32m"}
+_COLORS = {"removed": ("\033[31m", "\033[0m"), "added": ("\033[32m", "\033[0m")}  # red, green
 _BRACKETS = {"removed": ("[-", "-]"), "added": ("{+", "+}")}
 
 
@@ -45,16 +45,21 @@ def word_diff(old, new, style="text", context=None):
             out.append(escape("".join(same)))
             continue
         for kind, run in (("removed", before[i1:i2]), ("added", after[j1:j2])):
-            if not run:
-                continue
-            text = escape("".join(run))
-            if style == "html":
+            text = "".join(run)
+            lead, core, trail = re.fullmatch(r"(\s*)(.*?)(\s*)", text, re.DOTALL).groups()
+            if not core:  # spaces alone: no mark
+                out.append(text if kind == "added" else "")
+            elif style == "html":
                 tag = "del" if kind == "removed" else "ins"
-                out.append(f'<{tag}><span class="visually-hidden">{kind}: </span>{text}</{tag}>')
+                out.append(
+                    f'{lead}<{tag}><span class="visually-hidden">{kind}: </span>{escape(core)}</{tag}>{trail}'
+                )
             else:
-                start, end = _BRACKETS[kind]
-                color, reset = (_COLORS[kind], "\033[0m") if style == "color" else ("", "")
-                out.append(f"{color}{start}{text}{end}{reset}")
+                (start, end), (color, reset) = (
+                    _BRACKETS[kind],
+                    _COLORS[kind] if style == "color" else ("", ""),
+                )
+                out.append(f"{lead}{color}{start}{core}{end}{reset}{trail}")
     return "".join(out)
 
 

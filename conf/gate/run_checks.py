@@ -306,8 +306,8 @@ def main(argv=None):
     unfinished = any(p.severity == ERROR and p.check == "completeness" for p in problems)
     if unfinished and not args.base and args.locale_dir == LOCALE:
         print(
-            "main accepts only complete translations: after a change to the English alone, `make check BASE=main`"
-            ' fails only on what the change\'s own translations get wrong (README, "How it lands").',
+            "main accepts only complete translations. After a change to the English alone, run `make check"
+            ' BASE=main`: it fails only on what the change\'s own translations get wrong (README, "How it lands").',
             file=sys.stderr,
         )
     return 1 if failing else 0
