@@ -57,31 +57,31 @@ epub: html ## Build LANGUAGES' EPUB into _build/epub/<lang>/ (after html; runs n
 	$(PY) -m build.offline epub $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
 gettext: $(VENV)/.installed ## Extract the English messages into _build/gettext/**.pot (a removed page's template goes)
-	$(PY) conf/catalogs/update.py extract _build/gettext
+	$(PY) -m catalogs.cli gettext
 
 update-po: $(VENV)/.installed ## Merge new English into LANGUAGES' catalogs, locale/<lang>/LC_MESSAGES/**.po
-	@$(PY) conf/catalogs/update.py update _build/gettext $(LANGUAGES)
+	@$(PY) -m catalogs.cli update $(LANGUAGES)
 
 prune-po: $(VENV)/.installed ## Delete obsolete (#~) entries and catalogs of removed pages
-	@$(PY) conf/catalogs/update.py prune _build/gettext $(LANGUAGES)
+	@$(PY) -m catalogs.cli prune $(LANGUAGES)
 
-format-po: $(VENV)/.installed ## Rewrite LANGUAGES' catalogs in the one form update-po writes (wrapping, header)
-	$(PY) conf/catalogs/format_po.py $(LANGUAGES)
+format-po: $(VENV)/.installed ## Rewrite LANGUAGES' catalogs in the canonical form update-po writes (wrapping, header)
+	$(PY) -m catalogs.cli format $(LANGUAGES)
 
 stat: $(VENV)/.installed ## Count translated, fuzzy and untranslated entries per catalog
-	$(PY) conf/catalogs/report.py stat $(LANGUAGES)
+	$(PY) -m catalogs.cli stat $(LANGUAGES)
 
 review: $(VENV)/.installed ## List fuzzy and untranslated entries with old/new English
-	$(PY) conf/catalogs/report.py review $(LANGUAGES)
+	$(PY) -m catalogs.cli review $(LANGUAGES)
 
 review-diff: $(VENV)/.installed ## What the catalogs' entries did since BASE (default: merge base with main): _build/review/
 	$(PY) -m build.review_page $(if $(BASE),--base=$(BASE)) $(LANGUAGES)
 
 check: $(VENV)/.installed ## Check LANGUAGES' catalogs; STRICT=0 reports unfinished entries without failing; BASE=rev: only entries changed since rev
-	$(PY) conf/gate/run_checks.py --strict=$(STRICT) $(LANGUAGES)$(if $(BASE), --base=$(BASE))
+	$(PY) -m gate.run_checks --strict=$(STRICT) $(LANGUAGES)$(if $(BASE), --base=$(BASE))
 
 seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC, marked fuzzy
-	$(PY) conf/catalogs/seed_zh_tw.py
+	$(PY) -m catalogs.cli seed-zh_TW
 
 livehtml: $(VENV)/.installed ## Live preview of one language (default zh_CN) at http://127.0.0.1:PORT (default 8000)
 	$(PY) -m build.live_preview $(LANGUAGES) --port $(PORT)

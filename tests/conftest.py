@@ -112,6 +112,9 @@ def pytest_configure(config):
     """
     for marker, tools in OPTIONAL_TOOLS.items():
         config.addinivalue_line("markers", f"{marker}: needs {' and '.join(t[0] for t in tools)}")
+    config.addinivalue_line(
+        "markers", "data: checks the committed catalogs, not the code (-m 'not data' skips it)"
+    )
     acquire(ROOT, "make test")
 
 

@@ -26,12 +26,10 @@ from site_layout import GLOSSARY
 from extensions.compiled_catalogs import compile_catalogs, english_reads_none
 from extensions.localized_examples import notebook_refusals
 from catalogs import mo_files
-from catalogs.po import header_line, misplaced, printable, read, write
-from gate.checks import syntax
-from gate.glyphs import glyphless, in_pdf
+from catalogs.po import header_line, misplaced, msgstr_line, printable, read, write
 from gate.run_checks import main as make_check
 from gate.run_checks import run_checks
-from gate.words import glossary_words, interface_problems, words
+from gate.words import glossary_words, glyphless, in_pdf, interface_problems, words
 
 FIXTURE = ROOT / "tests" / "roots" / "translation-safety"
 MINI_LOCALE = ROOT / "tests" / "roots" / "mini-site" / "locale"
@@ -207,7 +205,7 @@ def refused_at_the_header(tmp_path, po, field):
     """Assert the gate and the build refuse *po* at its header's *field*, and no entry is used."""
     line = header_line(po.read_text("utf-8").split("\n"), field)
     assert line > 1
-    assert [(p.line, p.check) for p in syntax.check(po)] == [(line, "syntax")]
+    assert [(p.line, p.check) for p in run_checks(["zh_TW"], {"syntax"}, po.parents[2])] == [(line, "syntax")]
     found = compile_catalogs(po.parents[2], tmp_path / "compiled")
     assert [where for where, _ in found["zh_TW"]] == [f"{po}:{line}"]
     with open(tmp_path / "compiled" / "zh_TW" / "LC_MESSAGES" / "index.mo", "rb") as mo:
@@ -227,7 +225,7 @@ def test_a_plural_expression_pythons_gettext_refuses_is_refused_at_its_line(tmp_
 
 def test_a_plural_expression_gettext_evaluates_is_fine(tmp_path):
     po = header_catalog(tmp_path, "Plural-Forms", "nplurals=2; plural=(n != 1);")
-    assert list(syntax.check(po)) == []
+    assert run_checks(["zh_TW"], {"syntax"}, po.parents[2]) == []
     assert compile_catalogs(po.parents[2], tmp_path / "compiled")["zh_TW"] == []
 
 
@@ -356,10 +354,7 @@ def widened(mini_site):
     po = project / "locale" / "zh_TW" / "LC_MESSAGES" / "sphinx.po"
     msgid = next(m.id for m in read(po) if m.id.startswith("Processes on the CPU, run while"))
     translate(po, {msgid: read(po)[msgid].string + "（8 × NVIDIA H100 80GB SXM, PyTorch 2.14.0）"})
-    lines = po.read_text("utf-8").split("\n")
-    from catalogs.po import msgstr_line
-
-    return project, f"locale/zh_TW/LC_MESSAGES/sphinx.po:{msgstr_line(lines, read(po)[msgid])}"
+    return project, f"locale/zh_TW/LC_MESSAGES/sphinx.po:{msgstr_line(read(po)[msgid])}"
 
 
 def make(project, *args):

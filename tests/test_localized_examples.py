@@ -323,8 +323,7 @@ def refusing_project(mini_site):
     for msgid, msgstr in REFUSED.items():
         entries[msgid] = Message(msgid, msgstr, locations=[("examples/plot_01_tiny.py", None)])
     write(entries, po)
-    lines = po.read_text("utf-8").split("\n")
-    return mini_site, {f"{po}:{msgstr_line(lines, read(po)[msgid])}": msgid for msgid in REFUSED}
+    return mini_site, {f"{po}:{msgstr_line(read(po)[msgid])}": msgid for msgid in REFUSED}
 
 
 def test_the_build_refuses_a_translation_that_changes_the_code(refusing_project):

@@ -1,7 +1,7 @@
 """The table of characters the PDF can show (conf/gate/pdf_glyphs.txt) is XeLaTeX's verdict.
 
 make check and every build refuse a translation that adds a character outside
-the table (gate/glyphs.py), without TeX. Here, where TeX is installed,
+the table (gate/words.py), without TeX. Here, where TeX is installed,
 XeLaTeX itself is asked, with the PDF's fonts, as tools/pdf_glyphs.py asks it.
 """
 
@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 from conftest import ROOT
-from gate.glyphs import in_pdf
+from gate.words import in_pdf
 
 pytestmark = pytest.mark.skipif(
     not shutil.which("xelatex"), reason="needs TeX Live with XeLaTeX and xeCJK (README, make pdf)"

@@ -24,10 +24,11 @@ from conftest import outside_env, translate
 from conftest import readthedocs_commands
 from babel.messages.pofile import write_po
 from catalogs.po import messages, read
+from gate.run_checks import main as make_check
 
 ROOT = Path(__file__).resolve().parent.parent
 REVIEW = [sys.executable, "-m", "build.review_page"]
-CHECK = [sys.executable, str(ROOT / "conf" / "gate" / "run_checks.py")]
+CHECK = [sys.executable, "-m", "gate.run_checks"]
 CLEAN_ENV = outside_env()
 
 
@@ -132,7 +133,7 @@ def cells(line):
 
 def test_the_summary_quotes_file_names_and_translations_as_text():
     """summary.md goes into the pull request's job summary: nothing it quotes is markup."""
-    from gate.checks.common import Problem
+    from gate.findings import Problem
     from catalogs.diff import PageReview
     from build.review_page import render_summary
 
@@ -214,33 +215,22 @@ def test_make_targets_refuse_a_bad_base_before_doing_anything(target):
     assert "BASE=no-such-revision-13 is not a revision of this repository" in result.stderr
 
 
-def test_check_with_a_base_reports_only_changed_entries(small_repo, tmp_path):
+def test_check_with_a_base_reports_only_changed_entries(small_repo, tmp_path, capsys):
     po = small_repo / "locale" / "zh_CN" / "LC_MESSAGES" / "index.po"
     edit(po, 'msgstr "教程"', 'msgstr "教學"')  # Traditional characters in zh_CN
     git(small_repo, "commit", "--quiet", "-am", "a mistake that was already there")
     edit(po, 'msgstr "参与贡献"', 'msgstr "參與貢獻"')  # and one this change makes
 
-    def check(*args):
-        return run(
-            [
-                *CHECK,
-                "--locale-dir",
-                str(small_repo / "locale"),
-                "--pot-dir",
-                str(tmp_path / "pots"),
-                *args,
-                "zh_CN",
-            ],
-            small_repo,
-            ok=False,
-        )
+    def check(*args):  # make check, in this process
+        pots = ["--pot-dir", str(tmp_path / "pots")]
+        code = make_check(["--locale-dir", str(small_repo / "locale"), *pots, *args, "zh_CN"])
+        return code, *capsys.readouterr()
 
-    everything = check()
-    assert everything.stdout.count("[script-mix]") == 2
-    changed = check("--base", "HEAD")
-    assert changed.returncode == 1
-    assert changed.stdout.count("[script-mix]") == 1 and "參→参" in changed.stdout
-    assert "1 error(s) on what changed since HEAD" in changed.stderr
+    assert check()[1].count("[script-mix]") == 2
+    code, out, err = check("--base", "HEAD")
+    assert code == 1
+    assert out.count("[script-mix]") == 1 and "參→参" in out
+    assert "1 error(s) on what changed since HEAD" in err
 
 
 # -- A pull request made with the real tools, and its Read the Docs preview ---
@@ -423,8 +413,8 @@ def test_every_state_change_is_shown(preview):
         fuzzy = entry_for(items, "recommends")
         assert fuzzy["data-state"] == "became-fuzzy"
         english = fuzzy.find("dd", lang="en")
-        assert english.find("del").get_text(strip=True).endswith("today.")
-        assert "new code." in english.find("ins").get_text()
+        assert english.find("del").get_text(strip=True).endswith("today")
+        assert "new code" in english.find("ins").get_text()
         assert "[completeness]" in fuzzy.select_one("ul.findings").get_text()
         assert entry_for(items, "You can download every tutorial")["data-state"] == "obsolete"
         assert entry_for(items, "Every page was built")["data-state"] == "new"

@@ -41,7 +41,7 @@ FOOTER = 'Made with <a href="https://www.sphinx-doc.org/">Sphinx</a>'
 # id: (catalog, msgid, msgstr, what the refusal says)
 INJECTIONS = {
     "rst-raw-role": (*RST, "斑馬 :raw-html:`<img src=x onerror=alert(1)>`", "raw html"),
-    "rst-raw-directive": (*RST, ".. raw:: html\n\n   <script>alert(1)</script>", "spans lines"),
+    "rst-raw-directive": (*RST, ".. raw:: html\n\n   <script>alert(1)</script>", "not one paragraph"),
     # Line separators are invisible characters: not compiled at all (gate/words.py).
     "rst-directive-after-text": (
         *RST,
@@ -62,7 +62,7 @@ INJECTIONS = {
     "myst-html-block": (*MYST, '<div onclick="alert(1)">長頸鹿</div>', "not one paragraph"),
     "myst-link": (*MYST, "長頸鹿 [點這裡](ftp://example.org/) [x](javascript:alert(1))", "not http(s)"),
     "myst-image": (*MYST, "長頸鹿 ![x](secret.txt)", "image"),
-    "myst-eval-rst": (*MYST, "```{eval-rst}\n.. raw:: html\n\n   <b>x</b>\n```", "spans lines"),
+    "myst-eval-rst": (*MYST, "```{eval-rst}\n.. raw:: html\n\n   <b>x</b>\n```", "not one paragraph"),
     "myst-include": (*MYST, "```{include} secret.txt", "not one paragraph"),
     "myst-raw-role": (*MYST, "長頸鹿 {raw-html}`<img src=x onerror=alert(1)>`", "raw html"),
     "myst-download-role": (*MYST, "長頸鹿 {download}`檔 <secret.txt>`", "download_reference"),
@@ -227,7 +227,7 @@ def make_check_errors(injected):
 
 @pytest.mark.parametrize("case", INJECTIONS)
 def test_make_check_refuses_every_entry_the_build_refuses(injected, make_check_errors, case):
-    """One judge (gate/only_words.py): the gate says no before the build does."""
+    """One judge (gate/safety.py): the gate says no before the build does."""
     po, msgid = injected[case][0], INJECTIONS[case][1]
     lines = Path(po).read_text("utf-8").split("\n")
     first = msgstr_line(po, msgid)

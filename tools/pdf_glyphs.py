@@ -6,7 +6,7 @@ Usage:
 The PDF is typeset by XeLaTeX with Sphinx's FreeFont families and xeCJK's
 Noto CJK ones (extensions/offline_copies.py), and a character a font
 lacks stops it (``\\tracinglostchars=3``). ``make check`` and every build
-refuse such a character where a translation adds it (gate/glyphs.py),
+refuse such a character where a translation adds it (gate/words.py),
 without TeX, from the table this writes. The verdict is XeLaTeX's own: each
 character any of those fonts maps is set in the serif, sans and mono
 families, upright, italic, bold and bold italic, for each Chinese region,
@@ -32,7 +32,7 @@ from sphinx.util.texescape import escape
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "conf"))
 from extensions.offline_copies import CJK_FONTS, CJK_REGION  # noqa: E402
-from gate.glyphs import TABLE, ranges  # noqa: E402
+from gate.words import GLYPHS as TABLE  # noqa: E402
 
 FONT_FILES = (
     "/usr/share/fonts/opentype/freefont/Free*.otf",
@@ -45,6 +45,17 @@ STYLES = [
     for weight in ("", "\\bfseries")
 ]
 MISSING = re.compile(r"^Missing character: There is no .*? \(U\+([0-9A-F]+)\)", re.MULTILINE)
+
+
+def ranges(codes):
+    """The sorted code points *codes* as ``[(first, last)]`` runs."""
+    runs = []
+    for code in codes:
+        if runs and runs[-1][1] == code - 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return [tuple(run) for run in runs]
 
 
 def candidates():

@@ -11,7 +11,6 @@ for a pull request comment. Everything taken from a catalog is escaped.
 """
 
 import argparse
-import html
 import os
 import pickle
 import re
@@ -31,7 +30,6 @@ from content_security_policy import meta, policy
 from site_layout import BUILD, LOCALE, ROOT
 from catalogs.diff import (
     attach_findings,
-    changed_parts,
     glossary_at,
     keep_changed,
     resolve_base,
@@ -39,11 +37,11 @@ from catalogs.diff import (
     state,
     translation,
     unchanged_catalogs,
-    untranslated_elsewhere,
+    word_diff,
 )
 from catalogs.po import CatalogError, printable
 from catalogs.repository import ReviewError
-from gate.run_checks import CHECKS, run_checks
+from gate.run_checks import CHECKS, run_checks, untranslated_elsewhere
 from catalogs.source_diff import (
     locale_changes,
     render as render_sources,
@@ -152,32 +150,12 @@ def sort_pages(pages, doctrees):
 # -- Writing the review page and the summary ---------------------------------
 
 
-def _tokens(text, lang):
-    """Split *text* for a diff: words for English, single characters for Chinese."""
-    if not by_sphinx_code(lang).spaced:
-        return re.findall(r"[A-Za-z0-9_]+|\s+|.", text, re.DOTALL)
-    return re.findall(r"\s+|\S+", text)
-
-
-def diff_html(old, new, lang):
-    """Return *new* as escaped HTML with what changed from *old* marked as <del>/<ins>."""
-    tags = {"removed": "del", "added": "ins"}
-    parts = []
-    for kind, tokens in changed_parts(_tokens(old, lang), _tokens(new, lang)):
-        text = html.escape("".join(tokens))
-        if kind == "same":
-            parts.append(text)
-        else:
-            parts.append(f'<{tags[kind]}><span class="visually-hidden">{kind}: </span>{text}</{tags[kind]}>')
-    return "".join(parts)
-
-
 def _text(old, new, lang):
     """A text that may have changed, as HTML: a diff when it did, else the text."""
     if old is None or new is None or old == new:
         shown = new if new is not None else old
         return Markup.escape(shown) if shown else Markup("<em>(none)</em>")
-    return Markup(diff_html(old, new, lang))
+    return Markup(word_diff(old, new, "html"))
 
 
 def _slug(*parts):

@@ -36,7 +36,7 @@ from build.outputs import OutputsError, fetch, published
 from build.review_page import write_review
 from extensions.recordings import choose, committed
 from catalogs.diff import resolve_base
-from catalogs.progress import ExtractionError, fresh_templates
+from catalogs.merge import ExtractionError, fresh_templates
 from catalogs.repository import ReviewError, git
 from gate.run_checks import errors
 
@@ -140,7 +140,7 @@ def check_catalogs(langs, checks):
 
 
 def extract_english():
-    """Extract the current English, which the translations are counted against (catalogs/progress.py)."""
+    """Extract the current English, which the translations are counted against (catalogs/merge.py)."""
     try:
         said = fresh_templates()[1]
     except ExtractionError as err:

@@ -1,36 +1,66 @@
-"""What a change did to a language's catalogs, entry by entry: the library of the review.
+"""What a change did to a language's catalogs since a base revision, entry by entry.
 
-The English (msgid) and the translation of each entry are compared, never
-the lines, so re-wrapping, moved ``#:`` locations and reordering show
-nothing. An entry whose English changed is paired with its old self through
-the old English a merge records (``#| msgid``), or, once that is gone, by
-similarity, as a merge pairs them. ``make review-diff`` (review_diff.py)
-shows the changes; ``make check BASE=`` (run_checks.py) keeps the findings on
-changed entries only (:func:`changed_only`). The base is a git revision,
-by default the merge base with ``main``.
+Entries are compared by English and translation, never by lines (re-wrapping,
+moved ``#:`` lines, reordering show nothing); an edited English is paired with
+its old self through the ``#| msgid`` a merge records, else by similarity. The
+review page shows the changes, ``make check BASE=`` keeps the findings on them
+(:func:`keep_changed`); :func:`word_diff` is the catalog tools' one word diff.
 """
 
 import difflib
+import html
 import os
-from dataclasses import dataclass, field, replace
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from site_layout import ROOT
-from catalogs.po import (
-    CatalogError,
-    catalog_text,
-    english,
-    language_catalogs,
-    messages,
-    parse,
-    read,
-)
-from gate.checks.common import WARNING
-from gate.checks.terminology import parse_glossary
-from catalogs.merge import filled_by_update_po, shared_entries
+from catalogs.glossary import parse as parse_glossary
+from catalogs.po import CatalogError, catalog_text, english, language_catalogs, messages, parse, read
 from catalogs.repository import ReviewError, git
 
 PAIRING = 0.6  # how alike two msgids must be to count as one sentence edited
+# A word of ASCII letters and digits, a run of whitespace, or any other character
+# (a Chinese character is a word of its own).
+_TOKEN = re.compile(r"[A-Za-z0-9_]+|\s+|.", re.DOTALL)
+_COLORS = {"removed": ("\033[31m", "\033[0m"), "added": ("\033[32m", "\033[0m")}  # red, green
+_BRACKETS = {"removed": ("[-", "-]"), "added": ("{+", "+}")}
+
+
+def word_diff(old, new, style="text", context=None):
+    """*new* with what changed since *old* marked, word by word (Chinese: character by character):
+    ``[-removed-]{+added+}`` (*style* "text"; "color" in red and green; "html" escaped, as ``<del>``
+    and ``<ins>`` with a hidden "removed:" for screen readers). *context*: an unchanged run longer
+    than twice that many tokens keeps that many at each end around "…"."""
+    before, after = _TOKEN.findall(old), _TOKEN.findall(new)
+    opcodes = difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
+    escape = html.escape if style == "html" else str
+    out = []
+    for index, (op, i1, i2, j1, j2) in enumerate(opcodes):
+        if op == "equal":
+            same = after[j1:j2]
+            if context and len(same) > 2 * context:
+                head = same[:context] if index else []
+                same = [*head, "…", *(same[-context:] if index < len(opcodes) - 1 else [])]
+            out.append(escape("".join(same)))
+            continue
+        for kind, run in (("removed", before[i1:i2]), ("added", after[j1:j2])):
+            text = "".join(run)
+            lead, core, trail = re.fullmatch(r"(\s*)(.*?)(\s*)", text, re.DOTALL).groups()
+            if not core:  # spaces alone: no mark
+                out.append(text if kind == "added" else "")
+            elif style == "html":
+                tag = "del" if kind == "removed" else "ins"
+                out.append(
+                    f'{lead}<{tag}><span class="visually-hidden">{kind}: </span>{escape(core)}</{tag}>{trail}'
+                )
+            else:
+                (start, end), (color, reset) = (
+                    _BRACKETS[kind],
+                    _COLORS[kind] if style == "color" else ("", ""),
+                )
+                out.append(f"{lead}{color}{start}{core}{end}{reset}{trail}")
+    return "".join(out)
 
 
 def resolve_base(revision=None, cwd=ROOT):
@@ -41,13 +71,13 @@ def resolve_base(revision=None, cwd=ROOT):
         raise ReviewError(f"{cwd} is not in a git repository: nothing to compare with") from None
     if revision:
         try:
-            commit = git("rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}", cwd=cwd)
+            return git(
+                "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}", cwd=cwd
+            ).strip(), revision
         except ReviewError:
             raise ReviewError(
-                f"BASE={revision} is not a revision of this repository (git"
-                " rev-parse cannot find it; fetch it first?)"
+                f"BASE={revision} is not a revision of this repository (git rev-parse cannot find it; fetch it first?)"
             ) from None
-        return commit.strip(), revision
     for branch in ("main", "origin/main"):
         try:
             git("rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}", cwd=cwd)
@@ -57,8 +87,8 @@ def resolve_base(revision=None, cwd=ROOT):
             return git("merge-base", branch, "HEAD", cwd=cwd).strip(), f"merge base with {branch}"
         except ReviewError:
             raise ReviewError(
-                f"HEAD and {branch} have no common history here (a shallow"
-                " clone? run git fetch --unshallow); give BASE=<revision>"
+                f"HEAD and {branch} have no common history here (a shallow clone? run git fetch"
+                " --unshallow); give BASE=<revision>"
             ) from None
     raise ReviewError(
         "this repository has no branch main (nor origin/main) to compare with;"
@@ -67,20 +97,6 @@ def resolve_base(revision=None, cwd=ROOT):
 
 
 # -- Comparing catalogs ------------------------------------------------------
-
-
-def changed_parts(before, after):
-    """How the tokens *after* differ from *before*: [("same"|"removed"|"added", tokens)]."""
-    parts = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
-        if op == "equal":
-            parts.append(("same", after[j1:j2]))
-            continue
-        if i2 > i1:
-            parts.append(("removed", before[i1:i2]))
-        if j2 > j1:
-            parts.append(("added", after[j1:j2]))
-    return parts
 
 
 def entries(catalog):
@@ -113,11 +129,6 @@ def key(entry):
     return entry.context, english(entry)
 
 
-def previous_key(entry):
-    """The identity its English had before it became fuzzy, or None."""
-    return (entry.context, entry.previous_id[0]) if entry.previous_id else None
-
-
 @dataclass
 class Change:
     """One entry that changed between the base and the working tree."""
@@ -140,6 +151,17 @@ class Change:
         return english(self.new) if self.new is not None else None
 
 
+# (state at the base, state now): what happened, where the English stayed.
+MOVES = {
+    ("translated", "fuzzy"): "became fuzzy",
+    ("untranslated", "fuzzy"): "became fuzzy",
+    ("fuzzy", "translated"): "fuzzy resolved",
+    ("untranslated", "translated"): "translated",
+    ("translated", "untranslated"): "untranslated",
+    ("fuzzy", "untranslated"): "untranslated",
+}
+
+
 def classify(old, new):
     """Return the state of the change from *old* to *new* (either may be None), or None."""
     if old is None:
@@ -147,23 +169,11 @@ def classify(old, new):
     if new is None:
         return "removed"
     before, after = state(old), state(new)
-    if before != "obsolete" and after == "obsolete":
-        return "obsolete"
-    if before == "obsolete" and after != "obsolete":
-        return "restored"
-    moves = {
-        ("translated", "fuzzy"): "became fuzzy",
-        ("untranslated", "fuzzy"): "became fuzzy",
-        ("fuzzy", "translated"): "fuzzy resolved",
-        ("untranslated", "translated"): "translated",
-        ("translated", "untranslated"): "untranslated",
-        ("fuzzy", "untranslated"): "untranslated",
-    }
-    if (before, after) in moves:
-        return moves[(before, after)]
-    if key(old) != key(new) or translation(old) != translation(new):
-        return "changed"
-    return None
+    if (before == "obsolete") != (after == "obsolete"):
+        return "obsolete" if after == "obsolete" else "restored"
+    if (before, after) in MOVES:
+        return MOVES[before, after]
+    return "changed" if key(old) != key(new) or translation(old) != translation(new) else None
 
 
 def compare(old_entries, new_entries):
@@ -172,8 +182,8 @@ def compare(old_entries, new_entries):
     paired, matches = set(), []
     for new in new_entries:
         old = old_by_key.get(key(new))
-        if old is None and previous_key(new) in old_by_key:
-            old = old_by_key[previous_key(new)]
+        if old is None and new.previous_id:
+            old = old_by_key.get((new.context, new.previous_id[0]))
         if old is not None and id(old) in paired:
             old = None
         if old is not None:
@@ -192,8 +202,7 @@ def compare(old_entries, new_entries):
                 match[0] = leftover.pop(best)
                 paired.add(id(match[0]))
     changes = [Change(s, old, new) for old, new in matches if (s := classify(old, new))]
-    changes += [Change("removed", old, None) for old in old_entries if id(old) not in paired]
-    return changes
+    return changes + [Change("removed", old, None) for old in old_entries if id(old) not in paired]
 
 
 @dataclass
@@ -213,17 +222,16 @@ def catalogs_at(commit, lang, locale_dir):
     top = Path(git("rev-parse", "--show-toplevel", cwd=locale_dir).strip())
     folder = (locale_dir / lang / "LC_MESSAGES").resolve().relative_to(top.resolve()).as_posix()
     names = git("ls-tree", "-r", "--name-only", commit, "--", folder + "/", cwd=top).split("\n")
-    found = {}
-    for name in filter(None, names):
-        if name.endswith(".po"):
-            domain = name[len(folder) + 1 : -len(".po")]
-            found[domain] = git("show", f"{commit}:{name}", cwd=top)
-    return found
+    return {
+        name[len(folder) + 1 : -len(".po")]: git("show", f"{commit}:{name}", cwd=top)
+        for name in names
+        if name.endswith(".po")
+    }
 
 
 def glossary_at(commit, glossary):
-    """The glossary rows of the file *glossary* as it is at *commit* (none if it was not there):
-    the words an interface string may add in a change are those of its base, not its own."""
+    """The glossary rows of the file *glossary* at *commit* (none if it was not there): the words
+    an interface string may add in a change are its base's, not its own."""
     top = Path(git("rev-parse", "--show-toplevel", cwd=Path(glossary).parent).strip())
     name = Path(glossary).resolve().relative_to(top.resolve()).as_posix()
     try:
@@ -245,17 +253,18 @@ def review_language(commit, lang, locale_dir):
             old = []  # unreadable at the base: everything in it counts as new
         try:
             new = entries(read(path, lang)) if domain in new_paths else []
-        except CatalogError:
-            # make check's syntax finding on it is shown for the catalog as a whole.
+        except CatalogError:  # make check's syntax finding on it is shown for the whole catalog
             pages.append(PageReview(lang, domain, path, []))
             continue
-        changes = compare(old, new)
         spans = sorted(((e.lineno, i), e) for i, e in enumerate(new))
-        pages.append(PageReview(lang, domain, path, changes, spans=spans))
+        pages.append(PageReview(lang, domain, path, compare(old, new), spans=spans))
     return pages
 
 
 # -- Findings of make check --------------------------------------------------
+
+# Checks that judge a catalog as a whole, even when they name a line of it.
+CATALOG_CHECKS = {"canonical", "syntax"}
 
 
 def entry_at(spans, line):
@@ -268,15 +277,14 @@ def entry_at(spans, line):
     return found
 
 
-# Checks that judge a catalog as a whole, even when they name a line of it.
-CATALOG_CHECKS = {"canonical", "syntax"}
+def _where(path):
+    """*path* made absolute, a symbolic link left as the link (not where it points)."""
+    return Path(os.path.abspath(path))
 
 
 def attach_findings(pages, problems):
-    """Give each change the problems found on its entry, each page those on no entry.
-
-    Return the problems that belong to no catalog under review (English sources).
-    """
+    """Give each change the problems found on its entry, each page those on no entry;
+    return the problems that belong to no catalog under review (English sources)."""
     by_path = {_where(page.path): page for page in pages}
     outside = []
     for problem in problems:
@@ -294,11 +302,7 @@ def attach_findings(pages, problems):
 
 
 def keep_changed(problems, pages, unchanged):
-    """Keep the problems on changed entries, on whole catalogs that changed, and outside them.
-
-    A problem on an unchanged entry, or anywhere in a catalog whose bytes are
-    those of the base (the paths in *unchanged*), was there before the change.
-    """
+    """The problems on changed entries or on catalogs (as wholes) that changed (not *unchanged*)."""
     by_path = {_where(page.path): page for page in pages}
     kept = []
     for problem in problems:
@@ -312,80 +316,15 @@ def keep_changed(problems, pages, unchanged):
     return kept
 
 
-def changed_only(problems, commit, langs, locale_dir):
-    """What ``make check BASE=`` reports: *problems* that this change brought (keep_changed).
-
-    In a language the change translates nothing in (an English-only change,
-    or one translated into the other language only), its unfinished entries
-    are left for that language's translators: warnings, not errors of the
-    change (untranslated_elsewhere).
-    """
-    pages = [page for lang in langs for page in review_language(commit, lang, locale_dir)]
-    kept = keep_changed(problems, pages, unchanged_catalogs(commit, langs, locale_dir))
-    return untranslated_elsewhere(kept, pages, locale_dir)
-
-
-def translated_languages(pages, locale_dir):
-    """The languages in which the change translated something by hand.
-
-    The entries ``make update-po`` fills itself (merging.filled_by_update_po)
-    are not a translator's work.
-    """
-    found = set()
-    for page in pages:
-        shared = shared_entries(page.lang, page.domain, locale_dir)
-        for change in page.changes:
-            new = change.new
-            if new is None or state(new) != "translated" or filled_by_update_po(new, shared):
-                continue
-            if change.old is None or translation(change.old) != translation(new):
-                found.add(page.lang)
-    return found
-
-
-def untranslated_elsewhere(problems, pages, locale_dir):
-    """*problems*, with the unfinished entries of languages the change did not translate as warnings."""
-    worked = translated_languages(pages, locale_dir)
-    by_path = {_where(page.path): page.lang for page in pages}
-    result = []
-    for problem in problems:
-        lang = by_path.get(_where(problem.path))
-        if problem.check == "completeness" and lang is not None and lang not in worked:
-            problem = replace(
-                problem,
-                severity=WARNING,
-                message=problem.message
-                + (
-                    f" (this change translates nothing into {lang}: left for its translators;"
-                    " main needs it finished, as make check without BASE= requires)"
-                ),
-            )
-        result.append(problem)
-    return result
-
-
-def _where(path):
-    """*path* made absolute, a symbolic link left as the link (not where it points)."""
-    return Path(os.path.abspath(path))
-
-
-def _text_or_none(path):
-    """The text of the catalog *path*, or None if it is no catalog (a link, say)."""
-    try:
-        return catalog_text(path)
-    except CatalogError:
-        return None
-
-
 def unchanged_catalogs(commit, langs, locale_dir):
     """The working tree's catalogs of *langs* whose bytes are the same at *commit*."""
     same = set()
     for lang in langs:
         old = catalogs_at(commit, lang, locale_dir)
         for domain, path in language_catalogs(locale_dir, lang).items():
-            if domain in old and old[domain] == _text_or_none(path):
-                same.add(_where(path))
+            try:
+                if domain in old and old[domain] == catalog_text(path):
+                    same.add(_where(path))
+            except CatalogError:
+                pass  # no catalog (a link, say): make check says why
     return same
-
-
-# -- Where each entry appears in the built pages -----------------------------

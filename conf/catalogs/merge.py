@@ -1,19 +1,29 @@
-"""The one merge of the English into a catalog: make update-po writes it, make stat counts it.
+"""The English into the catalogs: extract it (make gettext), merge it (make update-po), count it.
 
-:func:`merged` returns what a catalog becomes when the current English (a
-.pot) is merged into it, with Babel's ``Catalog.update`` as sphinx-intl does,
-and what ``update_catalogs.py`` adds: locations that name the file a
-translator edits, the old English of a fuzzy entry kept (and given back
-after ``sphinx-intl update``), no fuzzy guess taken from another page, and a
-new page's catalog with only the entries nothing needs translating in (a
-new tutorial's shared download links, bare references) filled in.
+:func:`merged` is Babel's ``Catalog.update``, as sphinx-intl does, plus: each
+location names the file a translator edits, without a line number; a fuzzy
+entry keeps its old English (``#|``), and an obsolete entry whose English came
+back is used again, fuzzy; no guess is taken from a sentence the English still
+has (:func:`drop_cross_page_guesses`); a new page's catalog gets only what needs
+no translator (a tutorial's shared download links, bare references).
+
+Counted against the current English: ``make stat``, the status page and each
+page's notice count a catalog as :func:`merged` would leave it with a fresh
+extraction (:func:`page_counts`): an entry translated from an English edited
+since the last ``make update-po`` is outdated, a new page untranslated.
+:func:`fresh_templates` runs Sphinx's gettext builder only when a source changed.
 """
 
+import hashlib
 import os
 import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from site_layout import LOCALE, ROOT
+from checkout_lock import held
+from site_layout import BUILD, CONF, DOCS, LOCALE, POT_DIR, ROOT
 from catalogs.po import (
     Catalog,
     CatalogError,
@@ -21,22 +31,101 @@ from catalogs.po import (
     is_translated,
     language_catalogs,
     messages,
-    parse,
     read,
+    text,
+    write,
 )
-from catalogs.repository import ReviewError, git
 
-
+STAMP = POT_DIR / ".sources"
 # The gallery's index page is made from this file (and the examples' cards).
 GALLERY_HEADER = "examples/GALLERY_HEADER.rst"
+# An entry that is one cross-reference without a title of its own: the link shows
+# the target page's title, translated on that page ("Gallery cards": :doc:`/auto_examples/x`).
+ONLY_A_REFERENCE = re.compile(r":(?:doc|ref):`[^`<>]+`")
+_CREATION_DATE = re.compile(r'^"POT-Creation-Date: .*\\n"\n', re.MULTILINE)
+
+
+# -- Extracting the English ----------------------------------------------------------
+
+
+class ExtractionError(RuntimeError):
+    """The gettext build failed; the message holds what Sphinx said."""
+
+
+def sources_digest(root=ROOT):
+    """A digest of what the English is extracted from: names, sizes, mtimes of the sources."""
+    digest = hashlib.sha256()
+    requirements = root / "requirements.txt"  # the theme's templates hold strings too
+    if requirements.is_file():
+        digest.update(str(requirements.stat().st_mtime_ns).encode())
+    for folder in (root / "docs", root / "examples", root / "conf"):
+        for path in sorted(folder.rglob("*")):
+            rel = path.relative_to(root).as_posix()
+            generated = (
+                rel.startswith("docs/auto_examples/") or "__pycache__" in rel or rel.endswith((".mo", ".pyc"))
+            )
+            if path.is_file() and not generated:
+                size_time = path.stat()
+                digest.update(f"{rel}\0{size_time.st_size}\0{size_time.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def fresh_templates(pot_dir=POT_DIR, quiet=True, options=(), force=False):
+    """Make *pot_dir* hold the current English, running the gettext builder (under the checkout's
+    lock: it may execute a changed example) if a source changed or *force*; return (ran, what
+    Sphinx printed), or raise ExtractionError. *options*: more for sphinx-build."""
+    stamp = Path(pot_dir) / STAMP.name
+
+    def current():
+        return stamp.is_file() and stamp.read_text() == sources_digest() and any(Path(pot_dir).rglob("*.pot"))
+
+    if current() and not force:
+        return False, ""
+    with held(ROOT, os.environ.get("DP_COMMAND") or "the extraction of the English"):
+        if current() and not force:  # another process extracted it while this one waited
+            return False, ""
+        digest = sources_digest()
+        # The builder never deletes a template: a removed page's would keep its catalogs.
+        stamp.unlink(missing_ok=True)
+        for old in Path(pot_dir).rglob("*.pot"):
+            old.unlink()
+        sphinx_options = os.environ.get("SPHINXOPTS", "-W --keep-going").split()
+        doctrees = ["-d", str(BUILD / "doctrees" / "gettext")]
+        cmd = [sys.executable, "-m", "sphinx", "-b", "gettext", "-c", str(CONF), *sphinx_options, *doctrees]
+        cmd += [*options, *(["-q"] if quiet else []), str(DOCS), str(pot_dir)]
+        result = subprocess.run(cmd, cwd=ROOT, capture_output=quiet, text=True)
+        said = (result.stdout or "") + (result.stderr or "")
+        if result.returncode != 0:
+            raise ExtractionError(said.strip() or "the gettext build failed")
+        stamp.write_text(digest)
+    return True, said
+
+
+_CURRENT = {}
+
+
+def current_pot_dir(srcdir, pot_dir=POT_DIR):
+    """*pot_dir* if it holds the current English of the Sphinx sources *srcdir* (this
+    project's docs/ only), else None. Checked once per process: a build's sources stay."""
+    if Path(srcdir).resolve() != DOCS.resolve():
+        return None
+    if pot_dir not in _CURRENT:
+        stamp = Path(pot_dir) / STAMP.name
+        _CURRENT[pot_dir] = stamp.is_file() and stamp.read_text() == sources_digest()
+    return pot_dir if _CURRENT[pot_dir] else None
+
+
+def template_of(domain, pot_dir=POT_DIR):
+    """The .pot of *domain* (``index``, ``auto_examples/plot_01_x``) under *pot_dir*, or None."""
+    pot = Path(pot_dir) / f"{domain}.pot" if pot_dir else None
+    return pot if pot and pot.is_file() else None
+
+
+# -- Merging ---------------------------------------------------------------------------
 
 
 def edited_file(path):
-    """The file a translator edits for a .pot location: examples/*.py for the gallery.
-
-    The gallery's own page, ``docs/auto_examples/index.rst``, is made from
-    examples/GALLERY_HEADER.rst: there is no examples/index.py.
-    """
+    """The file a translator edits for a .pot location: examples/*.py for the gallery."""
     match = re.search(r"(?:^|/)docs/auto_examples/(?P<name>[^/]+)\.rst$", path)
     if match:
         return GALLERY_HEADER if match["name"] == "index" else f"examples/{match['name']}.py"
@@ -51,8 +140,9 @@ def template(pot):
         for name, _line in message.locations:
             # normpath, not resolve: .venv may be a link, and the path must not depend on it.
             path = Path(os.path.normpath(os.path.join(os.path.abspath(pot.parent), name)))
-            shown = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else name
-            places.append((edited_file(shown), None))
+            places.append(
+                (edited_file(path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else name), None)
+            )
         message.locations = list(dict.fromkeys(places))
     return catalog
 
@@ -62,78 +152,20 @@ def key(message):
     return message.id, message.context
 
 
-def committed(po):
-    """The text of *po* at git's HEAD, or None (not in a repository, not committed)."""
-    try:
-        return git("show", f"HEAD:{po.resolve().relative_to(ROOT).as_posix()}")
-    except (ValueError, ReviewError):
-        return None
-
-
-# sphinx-intl update keeps the template's locations, relative to it; ours never are.
-BABEL_FORM = re.compile(r"^#: \.\./\.\./", re.MULTILINE)
-
-
-def restore_previous(catalog, before):
-    """Undo what ``sphinx-intl update`` did to *catalog*, from its committed text *before*.
-
-    sphinx-intl rewrites a catalog with Babel and no ``#|`` lines: the old
-    English of every fuzzy entry is dropped or turned into translator
-    comments (``# | msgid``), wrapped, both for entries that were fuzzy
-    before and for those it just made fuzzy. A fuzzy entry gets its old
-    English, and its comments, back: the committed entry's, or else, as a
-    merge here records it, the English of the committed entry it replaced
-    (the one with the same translation whose English is no longer in the
-    catalog). What the wrapped comments still hold of it is not trusted.
-    """
-    old = parse(before)
-    current = {key(m) for m in messages(catalog)}
-    for message in messages(catalog):
-        same = old.get(message.id, message.context)
-        replaced = [m for m in messages(old) if m.string == message.string and key(m) not in current]
-        origin = same if same is not None else replaced[0] if len(replaced) == 1 else None
-        if origin is None:
-            continue
-        message.user_comments = list(origin.user_comments)  # sphinx-intl adds none of its own
-        if message.fuzzy:
-            message.previous_id = list(origin.previous_id) if origin is same else [origin.id]
-    return catalog
-
-
 def drop_cross_page_guesses(catalog, fuzzy_before, english):
-    """Empty the fuzzy guesses Babel made from another sentence that the English still has.
-
-    Babel's merge pre-fills a new sentence with the translation of the most
-    similar old one, marked fuzzy, even when that old sentence is still
-    there, translated in its own entry. Such a guess is another sentence's
-    translation: for a new gallery card or download link, another tutorial's,
-    and a translator who removes the fuzzy flag links the card to the wrong
-    page. Only an edited sentence, whose old English is gone, keeps its old
-    translation, fuzzy, with the old English as ``#|``; a guess from a
-    sentence still present is left untranslated (nothing is lost: that
-    sentence keeps its translation). Returns how many were dropped.
-    """
-    dropped = 0
+    """Empty the fuzzy guesses Babel made from a sentence the English still has (for a new gallery
+    card, another tutorial's, which would link the card to the wrong page once the flag goes)."""
     for message in messages(catalog):
-        if not message.fuzzy or key(message) in fuzzy_before or not message.previous_id:
-            continue
-        if english.get(message.previous_id[0]) is not None:
+        guessed = message.fuzzy and key(message) not in fuzzy_before and message.previous_id
+        if guessed and english.get(message.previous_id[0]) is not None:
             message.string, message.previous_id = "", []
             message.flags.discard("fuzzy")
-            dropped += 1
-    return dropped
 
 
 def shared_entries(lang, domain, locale_dir=LOCALE):
-    """The translations every existing tutorial catalog of *lang* shares, for the page *domain*.
-
-    Sphinx-Gallery writes the same entries into every tutorial's page (the
-    download links, "Go to the end"), differing only by the tutorial's name.
-    An entry counts as shared when every other tutorial's catalog (at least
-    two) has it, with its name in the place of the name, translated the same
-    way. Returns {msgid for *domain*: translation}; {} for a page that is no
-    tutorial (``auto_examples/plot_*``).
-    """
+    """{msgid for the tutorial *domain*: translation} of what every other tutorial catalog of
+    *lang* (at least two) translates alike, with its own name in the place of the name:
+    Sphinx-Gallery's download links and "Go to the end". {} for a page that is no tutorial."""
     if not domain.startswith("auto_examples/plot_"):
         return {}
     new_name = domain.split("/", 1)[1]
@@ -159,67 +191,132 @@ def shared_entries(lang, domain, locale_dir=LOCALE):
     return {k.replace("\0", new_name): v.replace("\0", new_name) for k, v in shared.items()}
 
 
-# An entry that is one cross-reference without a title of its own: the link shows
-# the target page's title, translated on that page, so it has no words to
-# translate (the gallery's cards: ":doc:`/auto_examples/plot_01_dataparallel`").
-ONLY_A_REFERENCE = re.compile(r":(?:doc|ref):`[^`<>]+`")
-
-
-def fill_references(catalog):
-    """Give each empty entry that is only a reference its English."""
-    for message in messages(catalog):
-        if not message.string and ONLY_A_REFERENCE.fullmatch(message.id):
-            message.string = message.id
-
-
 def filled_by_update_po(message, shared):
-    """Whether *message*'s translation is one ``make update-po`` writes itself, no
-    translator's work: an entry every tutorial shares (*shared*, from
-    :func:`shared_entries`) or a reference copied as it is (:func:`fill_references`)."""
+    """Whether *message*'s translation is one ``make update-po`` writes itself, no translator's
+    work: an entry every tutorial shares (*shared*: :func:`shared_entries`) or a bare reference."""
     if shared.get(message.id) == message.string:
         return True
     return message.string == message.id and ONLY_A_REFERENCE.fullmatch(message.id) is not None
 
 
-def new_catalog(english, po, lang):
-    """The first catalog of a page: its template, a tutorial's shared entries translated.
-
-    Nothing is guessed from another page: every other entry starts empty.
-    """
-    english.locale, english.fuzzy = lang, False  # a .pot header is fuzzy; a catalog's is not
-    fill_references(english)
-    english.language_team = f"{lang} <dp-tutorial translators>"
-    shared = shared_entries(lang, f"{po.parent.name}/{po.stem}")
-    for message in messages(english):
-        if message.id in shared:
-            message.string = shared[message.id]
-    return english
-
-
-def merged(pot, po, lang, quiet=False):
-    """The catalog *po* (new if missing) with the English of *pot* (a .pot, or a Catalog) merged in.
-
-    *quiet*: only to count (catalogs/progress.py): git is not asked
-    about a catalog sphinx-intl rewrote.
-    """
+def merged(pot, po, lang):
+    """The catalog *po* (new if missing) with the English of *pot* (a .pot, or a Catalog) merged in."""
     english = pot if isinstance(pot, Catalog) else template(pot)
-    if not po.exists():
-        return new_catalog(english, po, lang)
-    catalog = read(po, lang)
-    before = None if quiet else committed(po)
-    if before and BABEL_FORM.search(catalog_text(po)):
-        restore_previous(catalog, before)
-    for old_key, message in list(catalog.obsolete.items()):
-        if english.get(*key(message)) is not None:  # its English came back: use it again
-            del catalog.obsolete[old_key]
-            message.flags.add("fuzzy")
-            catalog[message.id] = message
-    previous = {key(m): m.previous_id for m in messages(catalog) if m.fuzzy and m.previous_id}
-    fuzzy_before = {key(m) for m in messages(catalog) if m.fuzzy}
-    catalog.update(english)
-    drop_cross_page_guesses(catalog, fuzzy_before, english)
-    fill_references(catalog)
+    if not po.exists():  # a new page: only what needs no translator is filled in
+        catalog, shared = english, shared_entries(lang, f"{po.parent.name}/{po.stem}")
+        catalog.locale, catalog.fuzzy = lang, False  # a .pot header is fuzzy; a catalog's is not
+        catalog.language_team = f"{lang} <dp-tutorial translators>"
+        for message in messages(catalog):
+            message.string = shared.get(message.id, message.string)
+    else:
+        catalog = read(po, lang)
+        for old_key, message in list(catalog.obsolete.items()):
+            if english.get(*key(message)) is not None:  # its English came back: use it again
+                del catalog.obsolete[old_key]
+                message.flags.add("fuzzy")
+                catalog[message.id] = message
+        previous = {key(m): m.previous_id for m in messages(catalog) if m.fuzzy and m.previous_id}
+        fuzzy_before = {key(m) for m in messages(catalog) if m.fuzzy}
+        catalog.update(english)
+        drop_cross_page_guesses(catalog, fuzzy_before, english)
+        for message in messages(catalog):
+            if message.fuzzy and not message.previous_id:
+                message.previous_id = previous.get(key(message), [])
     for message in messages(catalog):
-        if message.fuzzy and not message.previous_id:
-            message.previous_id = previous.get(key(message), [])
+        if not message.string and ONLY_A_REFERENCE.fullmatch(message.id):
+            message.string = message.id
     return catalog
+
+
+def update_catalog(pot, po, lang):
+    """Merge *pot* into *po* and write it unless only the creation date changed;
+    return "created", "updated" or "unchanged"."""
+    old = catalog_text(po) if po.exists() else None
+    new = text(merged(pot, po, lang), lang)
+    if old is not None and _CREATION_DATE.sub("", old) == _CREATION_DATE.sub("", new):
+        return "unchanged"
+    po.parent.mkdir(parents=True, exist_ok=True)
+    po.write_text(new, "utf-8")
+    return "created" if old is None else "updated"
+
+
+def prune_catalog(po, pot):
+    """Delete catalog *po* if its template *pot* is gone (return None), else its obsolete
+    entries (return how many)."""
+    if not pot.exists():
+        po.unlink()
+        return None
+    catalog = read(po)
+    count = len(catalog.obsolete)
+    if count:
+        catalog.obsolete.clear()
+        write(catalog, po)
+    return count
+
+
+# -- Counting --------------------------------------------------------------------------
+
+
+@dataclass
+class Counts:
+    """How many entries of a page are translated, outdated and untranslated."""
+
+    translated: int = 0
+    outdated: int = 0
+    untranslated: int = 0
+    states: dict = field(default_factory=dict, repr=False, compare=False)  # each msgid's, for badges
+
+    @property
+    def total(self):
+        return self.translated + self.outdated + self.untranslated
+
+    @property
+    def percent(self):
+        """Percentage translated, rounded down so that 100 means done."""
+        return 100 * self.translated // self.total if self.total else 100
+
+    def add(self, other):
+        """Add *other*'s counts to these."""
+        self.translated += other.translated
+        self.outdated += other.outdated
+        self.untranslated += other.untranslated
+
+
+def page_counts(po, pot, lang):
+    """Counts of the catalog *po* (may be missing) merged with *pot* (a .pot path, a Catalog of
+    the English, or None: *po* as it stands). An unreadable catalog counts as none."""
+    try:
+        if pot is not None:
+            catalog = merged(pot, Path(po), lang)
+        elif Path(po).is_file():
+            catalog = read(po, lang)
+        else:
+            return Counts()
+    except CatalogError:
+        if pot is None:
+            return Counts()
+        catalog = pot if isinstance(pot, Catalog) else template(pot)
+    counts = Counts()
+    for message in messages(catalog):
+        state = "translated" if is_translated(message) else "outdated" if message.string else "untranslated"
+        setattr(counts, state, getattr(counts, state) + 1)
+        counts.states[message.id] = state
+    return counts
+
+
+def language_counts(lang, locale_dir=LOCALE, pot_dir=POT_DIR):
+    """{domain: Counts} of every page of *lang*: each template's, with or without a catalog;
+    without templates, the catalogs as they stand."""
+    catalogs = language_catalogs(locale_dir, lang)
+    pots = {}
+    if pot_dir and Path(pot_dir).is_dir():
+        pots = {
+            p.relative_to(pot_dir).with_suffix("").as_posix(): p for p in sorted(Path(pot_dir).rglob("*.pot"))
+        }
+    if not pots:
+        return {domain: page_counts(path, None, lang) for domain, path in catalogs.items()}
+    base = Path(locale_dir) / lang / "LC_MESSAGES"
+    return {
+        domain: page_counts(catalogs.get(domain, base / f"{domain}.po"), pot, lang)
+        for domain, pot in sorted(pots.items())
+    }

@@ -1,22 +1,20 @@
-"""A catalog's .mo: written as the build writes it, loaded as Sphinx loads it.
+"""A catalog as GNU gettext and Python's gettext take it, found without GNU gettext.
 
-The build (extensions/compiled_catalogs.py) writes each catalog's .mo
-with Babel, and Sphinx reads it with Python's gettext (``sphinx.locale.init``
-→ ``gettext.translation`` → ``GNUTranslations``), which leaves a whole
-catalog out, silently, when it cannot load it: a ``Plural-Forms`` expression
-it refuses (Babel accepts longer ones, and ``>>``), a charset it cannot
-decode. :func:`problems` asks Python's gettext itself, on the very bytes the
-build writes: the build before it writes them, and ``make check``
-(checks/syntax.py). Loaded, the catalog must also evaluate its plural
-expression for any count and hand back every translation it holds.
+:func:`msgfmt_problems` is what ``msgfmt -c`` would reject (make check's syntax
+check, which make html runs first). The build writes each .mo with Babel
+(:func:`mo`); Sphinx loads it with Python's gettext, which leaves a catalog out
+silently when it cannot (a ``Plural-Forms`` it refuses, a charset it cannot
+decode): :func:`problems` asks it, on those very bytes.
 """
 
 import gettext
 import io
 
+from babel.messages.catalog import TranslationError
+from babel.messages.checkers import python_format
 from babel.messages.mofile import write_mo
 
-from catalogs.po import header_line, is_translated, messages, msgstr_line
+from catalogs.po import CatalogError, header_line, is_translated, line_problems, messages, msgstr_line, parse
 
 # The counts a plural expression is evaluated for: every one a page could show, and some large.
 COUNTS = (*range(1001), 10**6, 2**31 - 1, 2**63)
@@ -79,7 +77,7 @@ def problems(catalog, lines):
         if read_back != message.string:
             found.append(
                 (
-                    msgstr_line(lines, message),
+                    msgstr_line(message),
                     "Python's gettext reads another translation here than the catalog holds",
                 )
             )
@@ -90,3 +88,53 @@ def _said(err):
     """What *err* says, short and on one line, with its type."""
     text = " ".join(str(err).split())
     return f"{type(err).__name__}: {text[:120]}"
+
+
+def msgfmt_problems(text, language):
+    """``[(line, problem)]`` where ``msgfmt -c`` would reject the catalog *text*, or the build not use it.
+
+    The lines are read as ``msgfmt`` reads them (po.line_problems); then a
+    msgid and its msgstr must begin and end alike with a newline, and the
+    entries the file marks ``#, python-format`` keep their placeholders (Babel
+    marks every msgid that looks like one, "2% of ..." in prose); last,
+    Python's gettext must load its .mo (:func:`problems`).
+    """
+    problems_found = line_problems(text)
+    if problems_found:
+        return problems_found
+    lines = text.split("\n")
+    try:
+        catalog = parse(text, language)
+    except CatalogError as err:  # what Babel refuses beyond the lines (a plural too many)
+        return [(err.line, str(err))]
+    for message in messages(catalog):
+        ids = message.id if message.pluralizable else [message.id]
+        strings = [s for s in (message.string if message.pluralizable else [message.string]) if s]
+        if message.fuzzy or not strings:
+            continue
+        for end, where in ((str.startswith, "begin"), (str.endswith, "end")):
+            if any(end(ids[0], "\n") != end(string, "\n") for string in strings):
+                problems_found.append(
+                    (msgstr_line(message), f"'msgid' and 'msgstr' entries do not both {where} with '\\n'")
+                )
+        if "python-format" in _written_flags(lines, message):
+            try:
+                python_format(catalog, message)
+            except TranslationError as err:
+                problems_found.append((msgstr_line(message), f"python-format: {err}"))
+    if problems_found:
+        return sorted(problems_found)
+    for message in messages(catalog):  # the build leaves plural entries out (unused names them)
+        if message.pluralizable:
+            catalog.delete(message.id, context=message.context)
+    return problems(catalog, lines)
+
+
+def _written_flags(lines, message):
+    """The flags the catalog's *lines* give *message* on its ``#,`` lines (not Babel's guesses)."""
+    flags, index = set(), message.lineno - 2  # the line above the msgid
+    while index >= 0 and lines[index].startswith(("#", "msgctxt", '"')):
+        if lines[index].startswith("#,"):
+            flags.update(flag.strip() for flag in lines[index][2:].split(","))
+        index -= 1
+    return flags

@@ -1,35 +1,17 @@
-"""Read and write translation catalogs: Babel's reader and writer, strict, with the old English.
+"""Read and write catalogs (.po): Babel's reader and writer, strict, with the old English.
 
-Every part of the project reads and writes ``.po`` files here, with Babel,
-which Sphinx (for the ``.mo`` files) and sphinx-intl use too. A catalog in
-the one form is what :func:`write` makes of it: Babel's, wrapped at
-:data:`WIDTH` characters, with its header fields, the revision date
-reset (editors stamp it on every save), and obsolete entries last. Three
-things Babel does not do are added here:
+The canonical form is :func:`text`'s: Babel's, at :data:`WIDTH` characters, the
+revision date unset (editors stamp it on every save), obsolete entries last.
 
-* Strictness: Babel reads leniently (an unterminated string is taken as it
-  is), so :func:`read` first checks every line as ``msgfmt`` reads it
-  (:func:`line_problems`) and refuses the catalog at the first bad line.
-  A catalog is a plain file of at most :data:`MAX_SIZE` bytes
-  (:func:`catalog_text`): a symbolic link or a device under ``locale/``
-  is refused unread, so no other file's lines reach a log or a page, and
-  every line is matched in linear time (no pattern backtracks). A problem
-  names the line; it quotes no more of it than a keyword. Its header names
-  UTF-8, the bytes it is read as (:func:`parse`).
-* Its place: ``locale/`` holds the glossary and, per translation of
-  conf/languages.py, ``<lang>/LC_MESSAGES/**.po`` under plain names
-  (:data:`PLAIN_NAME`); :func:`misplaced` names everything else, escaped
-  (:func:`printable`), and :func:`language_catalogs` lists nothing else.
-* The old English of a fuzzy entry (``#| msgid``): Babel reads those lines
-  as translator comments (python-babel/babel#206); :func:`read` turns them
-  back into ``Message.previous_id``.
-* Writing it: ``write_po(include_previous=True)`` wraps it like a comment,
-  across the quotes of a long string, which GNU gettext then rejects ("end-
-  of-line within string"); :func:`text` writes it with Babel's own string
-  formatting instead.
-
-The old English of an obsolete entry (``#~|``), its flags and locations are
-not kept: Babel has no place for them, and no page uses an obsolete entry.
+* :func:`read` refuses a catalog at the first line ``msgfmt`` would reject
+  (:func:`line_problems`: Babel takes an unterminated string as it is), one that
+  is no plain UTF-8 file of at most :data:`MAX_SIZE` bytes (a link under
+  ``locale/`` is not opened through), or whose header names another charset;
+  an error names the line and quotes no more of it than a keyword.
+* Babel reads ``#| msgid`` as a comment (python-babel/babel#206) and writes it
+  broken across quotes, which GNU gettext rejects: both are done here.
+* :func:`misplaced` names whatever under ``locale/`` is not the glossary or a
+  catalog of a translation, under a plain name; :func:`printable` prints a path.
 """
 
 import codecs
@@ -39,10 +21,13 @@ import os
 import pickle
 import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from babel.messages.catalog import Catalog  # noqa: F401  (for the callers that make one)
 from babel.messages.pofile import PoFileError, normalize, read_po, unescape, write_po
+
+from languages import select
 
 WIDTH = 79
 UNSET_DATE = "YEAR-MO-DA HO:MI+ZONE"
@@ -51,7 +36,6 @@ MAX_SIZE = 4 * 2**20  # bytes of one catalog; this project's largest is about 10
 # at once instead of trying every way to split "\777\777..." (exponential).
 _STRING = r'"(?:[^"\\]++|\\(?>[\\"\'?abfnrtv]|[0-7]{1,3}+|x[0-9a-fA-F]++))*+"'
 _ENTRY_LINE = re.compile(rf"^(?:#~ ?)?(?:(?P<keyword>[a-z_]+(?:\[\d+\])?)\s+)?(?P<string>{_STRING})\s*$")
-_PARTS = {"msgctxt", "msgid", "msgid_plural", "msgstr", "msgstr[]"}
 # What may come after each part of an entry.
 _NEXT = {
     None: {"msgctxt", "msgid"},
@@ -82,16 +66,14 @@ def _bad_line(text):
     if re.sub(r"\\.", "", body).count('"') % 2:
         return "end-of-line within string"
     bad = re.search(r'(?<!\\)(?:\\\\)*+(\\[^\\"\'?abfnrtv0-7x])', body)
+    if bad and bad[1] == "\\ ":
+        return (
+            "invalid control sequence '\\ ': inside a .po a backslash is written"
+            " twice; write the reST escape between markup and Chinese as '\\\\ '"
+        )
     if bad:
-        if bad[1] == "\\ ":
-            return (
-                "invalid control sequence '\\ ': inside a .po a backslash is written"
-                " twice; write the reST escape between markup and Chinese as '\\\\ '"
-            )
         return f"invalid control sequence '{bad[1]}': inside a .po a backslash is written twice ('\\\\')"
-    if re.search(r'\\[^\\"\'?abfnrtv0-7x]', body):
-        return "invalid control sequence"
-    return "syntax error"
+    return "invalid control sequence" if re.search(r'\\[^\\"\'?abfnrtv0-7x]', body) else "syntax error"
 
 
 def _unknown(keyword):
@@ -102,11 +84,8 @@ def _unknown(keyword):
 
 
 def line_problems(text):
-    """Return [(line, problem)] where ``msgfmt`` would reject the catalog *text*.
-
-    Each line must be a comment, a keyword with one quoted string or a quoted
-    continuation, in a valid order, and no entry may come twice.
-    """
+    """[(line, problem)] where ``msgfmt`` would reject the catalog *text*: each line a comment, a
+    keyword with one quoted string or a quoted continuation, in a valid order; no entry twice."""
     problems, entries = [], []  # entries: [obsolete, {part: joined text}, msgid line]
     state, state_line, recovering = None, 0, False
     for number, line in enumerate(text.split("\n"), 1):
@@ -116,7 +95,7 @@ def line_problems(text):
         match = _ENTRY_LINE.match(stripped)
         keyword = match and match["keyword"]
         part = "msgstr[]" if keyword and keyword.startswith("msgstr[") else keyword
-        if not match or (keyword and part not in _PARTS):
+        if not match or (keyword and part not in _NEXT):
             problems.append((number, _bad_line(stripped) if not match else _unknown(keyword)))
             state, recovering = None, True  # one mistake, one report
             continue
@@ -158,35 +137,13 @@ def line_problems(text):
 def catalog_language(path):
     """The language of a catalog from its place, locale/<lang>/LC_MESSAGES/..., else None."""
     parts = PurePosixPath(str(path).replace("\\", "/")).parts
-    if "LC_MESSAGES" in parts:
-        index = parts.index("LC_MESSAGES")
-        return parts[index - 1] if index else None
-    return None
-
-
-def _previous_ids(message):
-    """Move the ``#|`` lines that Babel read as comments into ``message.previous_id``."""
-    previous, kept, target = {}, [], None
-    for comment in message.user_comments:
-        match = _PREVIOUS.match(comment)
-        if match is None:
-            kept.append(comment)
-            continue
-        target = match[1] or target or "msgid"
-        previous[target] = previous.get(target, "") + unescape(match[2])
-    message.user_comments = kept
-    if "msgid" in previous:
-        message.previous_id = [previous["msgid"]] + (
-            [previous["msgid_plural"]] if "msgid_plural" in previous else []
-        )
+    index = parts.index("LC_MESSAGES") if "LC_MESSAGES" in parts else 0
+    return parts[index - 1] if index else None
 
 
 def catalog_text(path):
-    """The text of the catalog file *path*; CatalogError if it is no plain file of UTF-8 text.
-
-    A symbolic link, a device or a folder is refused without being opened
-    through (``O_NOFOLLOW``), and so is a file larger than :data:`MAX_SIZE`.
-    """
+    """The text of the catalog file *path*; CatalogError if it is no plain UTF-8 file of at most
+    :data:`MAX_SIZE` bytes (a link, a device or a folder is not opened through: ``O_NOFOLLOW``)."""
     try:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
     except OSError as err:
@@ -199,8 +156,6 @@ def catalog_text(path):
         status = os.fstat(file.fileno())
         if not stat.S_ISREG(status.st_mode):
             raise CatalogError(0, "not a plain file (a device, a pipe or a folder)")
-        if status.st_size > MAX_SIZE:
-            raise CatalogError(0, f"larger than {MAX_SIZE // 2**20} MiB")
         data = file.read(MAX_SIZE + 1)
     if len(data) > MAX_SIZE:
         raise CatalogError(0, f"larger than {MAX_SIZE // 2**20} MiB")
@@ -210,22 +165,39 @@ def catalog_text(path):
         raise CatalogError(1, f"not UTF-8: {err.reason}") from None
 
 
-def read(path, language=None):
-    """Return the Babel Catalog of the file *path*; its language defaults to its folder's.
+@dataclass
+class CatalogFile:
+    """A catalog file read once: its text and entries, or the CatalogError that says why not."""
 
-    Raise CatalogError for a file that is no catalog (:func:`catalog_text`)
-    or at the first line ``msgfmt`` would reject.
-    """
+    path: Path
+    shown: str  # the path as a message names it (:func:`shown`)
+    language: str
+    text: str = None
+    catalog: Catalog = None
+    entries: list = ()  # its entries, the header left out: each knows its msgstr's lines (msgstr_line)
+    error: CatalogError = None
+
+
+def open_catalog(path, language=None):
+    """The :class:`CatalogFile` of *path*: read and parsed, or why it cannot be."""
+    found = CatalogFile(Path(path), shown(path), language or catalog_language(path))
+    try:
+        found.text = catalog_text(path)
+        found.catalog = parse(found.text, found.language)
+        found.entries = messages(found.catalog)
+    except CatalogError as err:
+        found.error = err
+    return found
+
+
+def read(path, language=None):
+    """The Babel Catalog of the file *path* (its language by default its folder's), or CatalogError."""
     return parse(catalog_text(path), language or catalog_language(path))
 
 
 def parse(text, language=None):
-    """Return the Babel Catalog of a catalog's *text*; raise CatalogError where it is bad.
-
-    A process parses each text once (a build reads a catalog for its checks,
-    its .mo, its counts and its banner): the catalog is kept pickled, and each
-    caller gets a copy of its own to change.
-    """
+    """The Babel Catalog of a catalog's *text*, or CatalogError; parsed once per process, and
+    each caller gets its own copy to change."""
     return pickle.loads(_parsed(text, language))
 
 
@@ -243,41 +215,65 @@ def _parsed(text, language):
         catalog = read_po(lines, locale=language, abort_invalid=True)
     except PoFileError as err:
         raise CatalogError(err.lineno + 1, f"cannot read this line ({err})") from None
-    _check_charset(catalog, lines)
-    for message in [*catalog, *catalog.obsolete.values()]:
-        _previous_ids(message)
-    return pickle.dumps(catalog)
-
-
-def _check_charset(catalog, lines):
-    """Raise CatalogError unless the header names UTF-8, the encoding the file is read in.
-
-    Babel writes the .mo in the header's charset and Python's gettext decodes it
-    with that name: another one would fail the build, or turn the text into
-    other text.
-    """
     try:
         utf8 = codecs.lookup(catalog.charset).name == "utf-8"
     except LookupError:
         utf8 = False
-    if not utf8:
-        line = header_line(lines, "Content-Type")
+    if not utf8:  # Babel writes the .mo in that charset, and gettext decodes it with it
         raise CatalogError(
-            line,
-            f"the header names the charset {catalog.charset[:40]!r}: a"
-            " catalog is UTF-8 (write charset=UTF-8)",
+            header_line(lines, "Content-Type"),
+            f"the header names the charset {catalog.charset[:40]!r}: a catalog is UTF-8 (write charset=UTF-8)",
         )
+    for message in [*catalog, *catalog.obsolete.values()]:
+        _previous_ids(message)
+        message.msgstr_lines = _msgstr_lines(lines, message.lineno or 1)
+    return pickle.dumps(catalog)
+
+
+def _previous_ids(message):
+    """Move the ``#|`` lines that Babel read as comments into ``message.previous_id``."""
+    previous, kept, target = {}, [], None
+    for comment in message.user_comments:
+        match = _PREVIOUS.match(comment)
+        if match is None:
+            kept.append(comment)
+            continue
+        target = match[1] or target or "msgid"
+        previous[target] = previous.get(target, "") + unescape(match[2])
+    message.user_comments = kept
+    if "msgid" in previous:
+        message.previous_id = [previous["msgid"], *filter(None, [previous.get("msgid_plural")])]
+
+
+def _msgstr_lines(lines, msgid_line):
+    """``[(line, offset of its end in the msgstr)]`` of the msgstr after *msgid_line*."""
+    number = msgid_line
+    while number <= len(lines) and not lines[number - 1].lstrip("#~ ").startswith("msgstr"):
+        number += 1
+    found, end = [], 0
+    while number <= len(lines) and lines[number - 1].rstrip().endswith('"'):
+        end += len(unescape(lines[number - 1][lines[number - 1].index('"') :].strip()))
+        found.append((number, end))
+        number += 1
+    return found or [(msgid_line, 0)]
+
+
+def msgstr_line(message, at=""):
+    """The line of the msgstr of *message* (a parsed entry) that holds *at*, else its first."""
+    spans = getattr(message, "msgstr_lines", None) or [(message.lineno or 1, 0)]
+    string = message.string if isinstance(message.string, str) else "".join(message.string)
+    offset = string.find(at) if at else -1
+    return next((line for line, end in spans if offset >= 0 and end > offset), spans[0][0])
 
 
 def header_line(lines, field):
     """The line of the header's *field* (``Plural-Forms``) among a catalog's *lines*, else 1."""
     entries = 0
     for number, line in enumerate(lines, 1):
-        if line.startswith("msgid"):
-            entries += 1
-            if entries > 1:
-                break  # past the header
-        elif line[1:].lower().startswith(field.lower() + ":") and line.startswith('"'):
+        entries += line.startswith("msgid")
+        if entries > 1:
+            break  # past the header
+        if line.startswith('"') and line[1:].lower().startswith(field.lower() + ":"):
             return number
     return 1
 
@@ -300,7 +296,7 @@ def is_translated(message):
 
 
 def text(catalog, language=None):
-    """Return *catalog* in the one form (see the module's docstring)."""
+    """Return *catalog* in the canonical form (see the module's docstring)."""
     if language:
         catalog.locale = language
     catalog.revision_date = UNSET_DATE
@@ -310,25 +306,19 @@ def text(catalog, language=None):
     # write_po ends every entry with a blank line, and no line of an entry is empty.
     for index, message in enumerate(messages(catalog), 1):
         if message.previous_id:
-            blocks[index] = _with_previous(blocks[index], message.previous_id)
+            lines = blocks[index].split("\n")
+            at = next(i for i, line in enumerate(lines) if line.startswith(("msgctxt ", "msgid ")))
+            old = []
+            for keyword, value in zip(("msgid", "msgid_plural"), message.previous_id):
+                # Wrapped as the msgid below it, then marked: normalize() counts a prefix per word.
+                wrapped = normalize(value, width=WIDTH - len("#| ")).split("\n")
+                old += [f"#| {keyword} {wrapped[0]}", *(f"#| {line}" for line in wrapped[1:])]
+            blocks[index] = "\n".join(lines[:at] + old + lines[at:])
     return "\n\n".join(blocks)
 
 
-def _with_previous(block, previous_id):
-    """Put the ``#|`` lines of *previous_id* into an entry's *block*, before its msgctxt/msgid."""
-    lines = block.split("\n")
-    at = next(i for i, line in enumerate(lines) if line.startswith(("msgctxt ", "msgid ")))
-    old = []
-    for keyword, value in zip(("msgid", "msgid_plural"), previous_id):
-        # As the msgid below it is wrapped, then marked: Babel's normalize() counts a
-        # prefix once per word.
-        wrapped = normalize(value, width=WIDTH - len("#| ")).split("\n")
-        old += [f"#| {keyword} {wrapped[0]}", *(f"#| {line}" for line in wrapped[1:])]
-    return "\n".join(lines[:at] + old + lines[at:])
-
-
 def write(catalog, path, language=None):
-    """Write *catalog* to *path* in the one form unless it holds exactly that; True if written."""
+    """Write *catalog* to *path* in the canonical form unless it holds exactly that; True if written."""
     path = Path(path)
     new = text(catalog, language or catalog_language(path))
     if path.is_file() and path.read_text("utf-8") == new:
@@ -338,26 +328,49 @@ def write(catalog, path, language=None):
     return True
 
 
-def msgstr_line(lines, message, at=""):
-    """Return the line of *message*'s msgstr among the catalog's *lines* that holds *at*.
+def _content(catalog):
+    """What a rewrite must keep: every entry's strings, comments, flags and old English."""
+    return sorted(
+        (
+            m.id,
+            m.context,
+            repr(m.string),
+            " ".join(m.user_comments).split(),
+            " ".join(m.auto_comments).split(),
+            sorted(m.flags),
+            m.previous_id,
+        )
+        for m in messages(catalog, obsolete=True)
+    )
 
-    ``message.lineno`` is its msgid's line; without *at*, the msgstr keyword's line.
-    """
-    number = message.lineno or 1
-    while number <= len(lines) and not lines[number - 1].lstrip("#~ ").startswith("msgstr"):
-        number += 1
-    if number > len(lines):
-        return message.lineno or 1
-    string = message.string if isinstance(message.string, str) else "".join(message.string)
-    offset = string.find(at) if at else -1
-    seen, line = 0, number
-    while offset > 0 and line <= len(lines) and lines[line - 1].rstrip().endswith('"'):
-        seen += len(unescape(lines[line - 1][lines[line - 1].index('"') :].strip()))
-        if seen > offset:
-            return line
-        line += 1
-    return number
 
+def canonical_difference(ours, language=None):
+    """(line, what) where catalog text *ours* first differs from its canonical form, or None."""
+    lines, expected = ours.split("\n"), text(parse(ours, language), language).split("\n")
+    for number, (line, want) in enumerate(zip(lines, expected), 1):
+        if line != want:
+            return number, f"this line should read {want if len(want) <= 50 else want[:49] + '…'!r}"
+    if lines != expected:
+        return min(len(lines), len(expected)) + 1, "line endings or the end of the file differ"
+    return None
+
+
+def reformat(path):
+    """Rewrite catalog *path* in its canonical form; True if that changed it. The rewrite is read
+    back first: it must keep every entry, comment and flag (else CatalogError, nothing written)."""
+    ours, language = catalog_text(path), catalog_language(path)
+    canonical = text(parse(ours, language), language)
+    if canonical == ours:
+        return False
+    if _content(parse(canonical, language)) != _content(parse(ours, language)):
+        raise CatalogError(
+            1, "the rewrite would lose content (a bug in catalogs/po.py); the catalog was left as it was"
+        )
+    Path(path).write_text(canonical, "utf-8")
+    return True
+
+
+# -- Where catalogs are -------------------------------------------------------------
 
 # The names a folder or file under locale/ may have: ASCII letters, digits, "_", "-"
 # and ".", not first. Any other name is refused before it is printed, and printed escaped.
@@ -370,20 +383,33 @@ def plain(name):
 
 
 def printable(text):
-    """*text* (a path) with every character but printable ASCII escaped as Python escapes it.
-
-    A log line that names it stays one line, and no workflow command of a CI
-    runner (a line starting ``::``) can start inside it.
-    """
+    """*text* (a path) with every character but printable ASCII escaped as Python escapes it: a
+    log line stays one line, and no CI runner's workflow command (``::``) starts in it."""
     escaped = "".join(c if " " <= c <= "~" and c != "\\" else ascii(c)[1:-1] for c in str(text))
     return "./" + escaped if escaped.startswith(":") else escaped
+
+
+def shown(path):
+    """*path* relative to the working directory if it lies below it, :func:`printable`."""
+    path = os.path.abspath(path)
+    relative = os.path.relpath(path)
+    return printable(path if relative.startswith("..") else relative)
+
+
+def catalog_languages(codes, locale_dir):
+    """The translations named in *codes* (default: all), each with catalogs in *locale_dir*;
+    ValueError for another language, or one without catalogs there."""
+    langs = select(codes, translations_only=True)
+    for lang in langs:
+        if not (Path(locale_dir) / lang / "LC_MESSAGES").is_dir():
+            raise ValueError(f"no catalogs for {lang!r} under {locale_dir}")
+    return langs
 
 
 def language_catalogs(locale_dir, lang):
     """Map each catalog of *lang* under *locale_dir* (its domain, ``auto_examples/x``) to its path.
 
-    Only plain files with plain names (:func:`plain`) ending in ``.po``:
-    :func:`misplaced` names every other thing, and no reader sees it.
+    Only plain files with plain names: :func:`misplaced` names every other thing.
     """
     base = Path(locale_dir) / lang / "LC_MESSAGES"
     if any(path.is_symlink() for path in (base, base.parent, Path(locale_dir))):
@@ -400,17 +426,9 @@ def language_catalogs(locale_dir, lang):
 
 
 def misplaced(locale_dir, languages):
-    """Every path under *locale_dir* that is not the glossary or a catalog of *languages*, with why.
-
-    Returns ``[(path, why)]``, sorted; print a path through :func:`printable`.
-    *locale_dir* holds ``glossary.csv`` and a folder per language of
-    *languages* (the translations of conf/languages.py), each holding
-    ``LC_MESSAGES/``, which holds folders and ``.po`` files (and a ``.mo``
-    beside its ``.po``, which older builds wrote there and nothing reads).
-    Anything else could reach a build that never checked it (Python's gettext
-    reads ``zh_CN.gb2312/``, ``zh/`` ... for ``zh_CN``, ``en_US/`` for ``en``),
-    so it is refused, as are links, devices and names that are not plain.
-    """
+    """``[(path, why)]``, sorted: every path under *locale_dir* but the glossary and the catalogs
+    of *languages* (and a .mo an older build left beside its .po), which could reach a build
+    that never checked it (gettext reads ``zh_CN.gb2312/``, ``zh/`` for ``zh_CN``)."""
     if Path(locale_dir).is_symlink():
         return [(Path(locale_dir), "a symbolic link: locale/ is a folder of plain files")]
     found = []
@@ -428,38 +446,31 @@ def misplaced(locale_dir, languages):
 def _misplaced(path, name, depth, languages):
     """Why *path* (named *name*, *depth* folders below locale/) does not belong there, or None."""
     mode = path.lstat().st_mode
+    folder = stat.S_ISDIR(mode)
     if not plain(name):
         return (
             "a name with characters other than ASCII letters, digits, '_', '-' and '.'"
             " (shown escaped): catalogs and folders under locale/ have plain names"
         )
-    if stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+    if stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or folder):
+        return "a symbolic link or special file under locale/: only plain files and folders belong there; remove it"
+    if depth == 0 and (name == "glossary.csv" and not folder or name in languages and folder):
+        return None
+    if depth == 0 and folder:
         return (
-            "a symbolic link or special file under locale/: only plain files and folders"
-            " belong there; remove it"
+            f"a folder of a language that is no translation of conf/languages.py"
+            f" ({', '.join(languages)}): gettext would read its catalogs into a build"
+            " (it looks in zh_CN.gb2312/ and zh/ for zh_CN, in en_US/ for en) that no"
+            " check reads; remove it"
         )
-    folder = stat.S_ISDIR(mode)
     if depth == 0:
-        if name == "glossary.csv" and not folder:
-            return None
-        if name in languages and folder:
-            return None
-        if folder:
-            return (
-                f"a folder of a language that is no translation of conf/languages.py"
-                f" ({', '.join(languages)}): gettext would read its catalogs into a build"
-                " (it looks in zh_CN.gb2312/ and zh/ for zh_CN, in en_US/ for en) that no"
-                " check reads; remove it"
-            )
         return "not a catalog: locale/ holds glossary.csv and a folder per translation; remove it"
     if depth == 1:
         return (
             None
             if name == "LC_MESSAGES" and folder
-            else ("locale/<language>/ holds LC_MESSAGES/ only; remove it")
+            else "locale/<language>/ holds LC_MESSAGES/ only; remove it"
         )
-    if folder or name.endswith(".po"):
+    if folder or name.endswith(".po") or name.endswith(".mo") and path.with_suffix(".po").is_file():
         return None
-    if name.endswith(".mo") and path.with_suffix(".po").is_file():
-        return None  # an older build's output; nothing reads it (a committed one: checks/syntax)
     return "not a catalog (.po): LC_MESSAGES/ holds catalogs only; remove it"

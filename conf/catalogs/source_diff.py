@@ -1,16 +1,11 @@
 """The change to the English sources since a revision, for the review page (make review-diff).
 
-A reviewer approves a change whole: the English it changes (pages in docs/,
-tutorials in examples/, a toctree line), the output its tutorials print and
-the translations. :func:`source_changes` reads ``git diff`` of docs/ and
-examples/ against the base (the working tree, uncommitted and new files
-included) as a word diff, and :func:`locale_changes` every other changed
-file under locale/ than the translations' catalogs (which the page shows
-entry by entry): the glossary, and anything the checks refuse there; :func:`outputs` takes what a changed tutorial
-printed when it was last executed (the gallery's generated page);
-:func:`stale_languages` says which languages' built pages are older than
-their sources (make html's stamp, site_layout.language_digest), so that their
-links on the review page would show old text.
+:func:`source_changes`: git's word diff of docs/ and examples/ since the base,
+the working tree's new files included; :func:`locale_changes`: the other files
+under locale/ than the catalogs (the glossary, anything the checks refuse);
+:func:`outputs`: what a changed tutorial printed when it last ran;
+:func:`stale_languages`: the languages whose built pages are older than their
+sources (make html's stamp), so that their links would show old text.
 """
 
 import hashlib
@@ -21,6 +16,7 @@ from pathlib import Path
 
 from languages import TRANSLATIONS
 from site_layout import BUILD, GALLERY, ROOT, language_digest
+from catalogs.diff import word_diff
 from catalogs.po import plain, printable
 from catalogs.repository import ReviewError, git
 
@@ -91,17 +87,8 @@ def is_catalog(path):
 
 def _hunks(commit, path, root):
     """The word-diff hunks of *path* since *commit*: [(the @@ header, [lines])]."""
-    text = git(
-        "--literal-pathspecs",
-        "diff",
-        "--no-color",
-        "--word-diff=plain",
-        "--word-diff-regex=[^[:space:]]+",
-        commit,
-        "--",
-        path,
-        cwd=root,
-    )
+    words = ("--word-diff=plain", "--word-diff-regex=[^[:space:]]+")
+    text = git("--literal-pathspecs", "diff", "--no-color", *words, commit, "--", path, cwd=root)
     hunks = []
     for line in text.split("\n"):
         if line.startswith("@@"):
@@ -131,12 +118,8 @@ def executed_current(source, gallery=GALLERY):
 
 
 def stale_languages(langs, site=BUILD / "html"):
-    """The languages among *langs* whose pages in *site* are older than their sources or catalogs.
-
-    ``make html`` keeps the digest of each language's sources beside its site;
-    the build's options and recordings are not sources (a review process has
-    neither, and they do not make a page older than a change).
-    """
+    """The languages among *langs* whose pages in *site* are older than their sources or catalogs
+    (the digest make html keeps; the build's options and recordings are no sources)."""
     stale = []
     for lang in langs:
         stamp = BUILD / "stamps" / f"{lang}.sources"
@@ -147,18 +130,11 @@ def stale_languages(langs, site=BUILD / "html"):
     return stale
 
 
-def word_diff_html(line):
-    """One line of git's word diff as HTML: [-removed-] as <del>, {+added+} as <ins>."""
-    out, at = [], 0
-    for match in _MARK.finditer(line):
-        out.append(html.escape(line[at : match.start()]))
-        removed, added = match.group(1), match.group(2)
-        kind, text = ("del", removed) if removed is not None else ("ins", added)
-        label = "removed" if kind == "del" else "added"
-        out.append(f'<{kind}><span class="visually-hidden">{label}: </span>{html.escape(text)}</{kind}>')
-        at = match.end()
-    out.append(html.escape(line[at:]))
-    return "".join(out)
+def _line_html(line):
+    """One line of git's word diff (``[-removed-]{+added+}``) as HTML (diff.word_diff)."""
+    old = _MARK.sub(lambda m: m[1] or "", line)
+    new = _MARK.sub(lambda m: m[2] or "", line)
+    return word_diff(old, new, "html")
 
 
 def render(changes, locale=()):
@@ -198,7 +174,7 @@ def _rendered(changes):
             f"{change.status}</span></h3>"
         )
         for header, lines in change.hunks:
-            body = "\n".join(word_diff_html(line) for line in lines).strip("\n")
+            body = "\n".join(_line_html(line) for line in lines).strip("\n")
             out.append(f'<p class="where">{html.escape(header)}</p><pre class="diff">{body}</pre>')
         if change.outputs is not None:
             when = (

@@ -4,12 +4,11 @@ A gettext build offers each paragraph of a code cell's comments and docstrings
 as a message (extensions/localized_examples.py); the translated build and
 the downloads put the translations back with :func:`localized_code`, which
 refuses one that changes any token but the words (``make check``'s ``code``
-check asks the same of the catalogs, checks/code.py). Translated prose is
+check asks the same of the catalogs, gate/code.py). Translated prose is
 wrapped as the English is: between jieba's words, the glossary's terms
-(:func:`glossary_terms`) whole, never inside inline markup.
+(catalogs/glossary.py) whole, never inside inline markup.
 """
 
-import csv
 import functools
 import inspect
 import io
@@ -24,14 +23,7 @@ from sphinx.util.nodes import extract_messages
 
 from site_layout import GLOSSARY
 
-CJK = re.compile(r"[\u3400-\u9fff]")
-
-
-def glossary_terms(glossary, language):
-    """Return the *language* column's terms of the glossary CSV that contain Chinese."""
-    with open(glossary, encoding="utf-8", newline="") as f:
-        terms = {row[language].strip() for row in csv.DictReader(f)}
-    return sorted(term for term in terms if CJK.search(term))
+from catalogs.glossary import chinese_terms
 
 
 # -- Comments and docstrings -------------------------------------------------------
@@ -71,12 +63,10 @@ def code_tokens(code):
 def texts(code):
     """((kind, English text, (first line, first column, last line, last column)), ...) of *code*.
 
-    A run of whole-line comments at one indentation is one text (a paragraph
-    of comment); a comment after code on its line is one; each paragraph of a
-    docstring is one (its summary line, then each block after a blank line),
-    on one line, as Sphinx extracts a paragraph: each line break a space.
-    A docstring's paragraphs share its span. Sphinx-Gallery's settings and
-    tools' directives (``# fmt: skip``, ``# noqa``) are not texts.
+    One text per run of whole-line comments at one indentation, per comment
+    after code, per paragraph of a docstring (which share its span), each on
+    one line as Sphinx extracts a paragraph; Sphinx-Gallery's settings and
+    tools' directives (``# noqa``) are none.
     """
     found, run = [], []
     tokens = _tokens(code)
@@ -146,7 +136,7 @@ def _segmenter():
     tokenizer = jieba.Tokenizer(jieba.dt.dictionary)
     tokenizer.FREQ, tokenizer.total, tokenizer.initialized = dict(jieba.dt.FREQ), jieba.dt.total, True
     for language in ("zh_CN", "zh_TW"):
-        for term in glossary_terms(GLOSSARY, language):
+        for term in chinese_terms(GLOSSARY, language):
             tokenizer.add_word(_simplified(term))
     return tokenizer
 
@@ -165,12 +155,8 @@ def _simplified(text):
 
 
 def _chinese_words(run):
-    """A run of Chinese text cut into words by jieba.
-
-    jieba's dictionary is in Simplified characters, and cuts Traditional text
-    into single characters (後端 into 後 + 端): it cuts the run's Simplified
-    form, and the run is cut at the same places.
-    """
+    """A run of Chinese text cut into words by jieba, at the places it cuts its Simplified form
+    (jieba's dictionary is Simplified: it cuts 後端 into 後 + 端)."""
     words, start = [], 0
     for word in _segmenter().lcut(_simplified(run), HMM=False):
         words.append(run[start : start + len(word)])
@@ -179,15 +165,10 @@ def _chinese_words(run):
 
 
 def _pieces(text):
-    """The pieces a line of *text* may break between: words, Chinese words, inline markup.
-
-    A space stays with the piece before it; Chinese is cut into words by jieba
-    (with the glossary's terms), so that no word is split across lines.
-    Pieces a break may not separate are joined: closing punctuation to what
-    it closes, an opening bracket to what it opens, reST's escaped space
-    (``\\ ``) to the markup it joins, and a piece reST could read at the
-    start of a line as a list or a title's underline to the one before it.
-    """
+    """The pieces a line of *text* may break between: words, Chinese words (jieba's, with the
+    glossary's terms), inline markup, a space kept with the piece before it. Closing punctuation,
+    an opening bracket, reST's escaped space (``\\ ``) and a piece reST could read at a line's
+    start as a list or an underline are joined to their neighbour."""
     pieces, word = [], ""
     for atom in _ATOMS.findall(text):
         if atom.isspace():
@@ -234,23 +215,16 @@ def _replace_span(code, span, new):
 
 
 def raw_prefix(prefix, text):
-    """The string *prefix* (``r``, ``u``...) for a literal holding *text* word for word.
-
-    A translation may hold backslashes (reST's escaped space, ``\\ ``, joins
-    markup to Chinese text): in a raw literal they stay characters, where an
-    ordinary one would read them as escapes (and Python warns).
-    """
+    """The string *prefix* (``r``, ``u``...) for a literal holding *text* word for word: raw where
+    it holds a backslash (reST's escaped space, ``\\ ``), which would otherwise be an escape."""
     if "\\" not in text or "r" in prefix.lower():
         return prefix
     return "r" + prefix.replace("u", "").replace("U", "")
 
 
 def _rendered(kind, translations, span, code):
-    """The source text of a translated comment or docstring, laid out like the English's.
-
-    *translations* are the text's paragraphs (a docstring may have several):
-    each is wrapped to the English's width, with a blank line between two.
-    """
+    """The source of a translated comment or docstring, laid out like the English's: each of its
+    paragraphs *translations* wrapped to the English's width, a blank line between two."""
     indent = " " * span[1]
     width = max(40, 79 - span[1] - 2)
     if kind == "docstring":
@@ -282,12 +256,10 @@ def _rendered(kind, translations, span, code):
 def localized_code(code, translate):
     """Return (*code* with its comments and docstrings translated, [English texts refused]).
 
-    ``translate(text)`` gives a translation or the text itself. A translation
-    that would change the code's tokens is refused: that text stays English
-    (for a docstring, every paragraph of it). Each translation only replaces
-    the characters of its own comment or docstring, so when the code with all
-    of them has the English's tokens, each keeps them: one tokenizing checks
-    them all; otherwise each is tried alone, to tell which to refuse.
+    ``translate(text)`` gives a translation or the text itself. One that would
+    change the code's tokens is refused: its text (a docstring's every
+    paragraph) stays English. One tokenizing checks them all; only if it fails
+    is each tried alone, to tell which to refuse.
     """
     english, changes = code_tokens(code), []
     grouped = itertools.groupby(reversed(texts(code)), key=lambda found: found[2])

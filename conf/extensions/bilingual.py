@@ -3,7 +3,7 @@
 In a translated HTML build: :class:`KeepEnglish` (before Sphinx's ``Locale``
 transform) copies each translatable paragraph and section title, marks the
 outdated ones ``fuzzy`` and counts the page's entries for translation_notice.py
-(catalogs/progress.py: fuzzy entries are not compiled, only the .po knows);
+(catalogs/merge.py: fuzzy entries are not compiled, only the .po knows);
 :class:`DropNeedlessCopies` drops the copies of what stayed English;
 :class:`MarkEnglish` marks what is still English ``lang="en"`` for screen
 readers. ``bilingual.js`` shows the copies when the reader ticks the toggle.
@@ -17,7 +17,7 @@ from sphinx.util.nodes import extract_messages
 from languages import SOURCE
 from extensions.compiled_catalogs import catalog_folder
 from catalogs.po import Catalog
-from catalogs.progress import current_pot_dir, page_counts, template_of
+from catalogs.merge import current_pot_dir, page_counts, template_of
 
 from .offline_copies import is_offline
 
@@ -40,7 +40,7 @@ def catalog_path(env, docname):
 
 
 def page_states(env, docname, document):
-    """The Counts of *docname* (catalogs/progress.py), noting its catalog and template as its
+    """The Counts of *docname* (catalogs/merge.py), noting its catalog and template as its
     dependencies; without a current template, the page's own messages are its English."""
     domain = docname_to_domain(docname, env.config.gettext_compact)
     po = catalog_path(env, docname)

@@ -24,7 +24,7 @@ import jieba  # without it, Sphinx silently indexes no Chinese at all: insist on
 from sphinx.search.zh import SearchChinese
 
 from languages import by_sphinx_code
-from catalogs.tutorial_text import glossary_terms
+from catalogs.glossary import chinese_terms
 
 CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -45,7 +45,7 @@ def configure_search(app, config):
     glossary = Path(app.confdir).parent / "locale" / "glossary.csv"
     words = Path(app.doctreedir) / "search-words.txt"
     words.parent.mkdir(parents=True, exist_ok=True)
-    words.write_text("".join(t + "\n" for t in glossary_terms(glossary, config.language)), "utf-8")
+    words.write_text("".join(t + "\n" for t in chinese_terms(glossary, config.language)), "utf-8")
     config.html_search_options = {**config.html_search_options, "dict": str(words)}
 
 

@@ -35,11 +35,11 @@ from catalogs.po import (
     printable,
     read,
 )
-from gate.checks.interface import INTERFACE, extracted
-from gate.checks.terminology import load_glossary
+from catalogs.glossary import load as load_glossary
+from gate.project import extracted
+from gate.safety import INTERFACE
 from catalogs.repository import ReviewError
-from gate.glyphs import glyphless
-from gate.words import added_controls, controls, interface_verdict, too_long
+from gate.words import added_controls, controls, glyphless, interface_verdict, too_long
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ def compiled(po, language, interface_strings=None, glossary=()):
     for message in messages(catalog):
         why = refusal(po, message, language, interface_strings, glossary)
         if why:
-            line = message.lineno if message.pluralizable else msgstr_line(lines, message)
+            line = message.lineno if message.pluralizable else msgstr_line(message)
             problems.append((f"{po}:{line}", why))
             catalog.delete(message.id, context=message.context)
     unloadable = mo_files.problems(catalog, lines)

@@ -49,8 +49,8 @@ from extensions.recordings import cells_of
 from extensions.reproducible_files import zipped
 from extensions.translation_safety import catalog_entry, refusals_of
 from site_layout import machinery_version, write_if_changed
-from gate.checks.parsing import rst_document
-from gate.checks.safety import notebook_additions
+from gate.parse import rst_document
+from gate.safety import notebook_additions
 from catalogs.tutorial_text import (
     code_tokens,
     localized_code,
@@ -486,7 +486,7 @@ def localized_downloads(example, translate, parse, gallery_conf):
 
 def notebook_refusals(english, notebook):
     """Give back its English to each Markdown cell of *notebook* that adds a link, an image or
-    HTML to its English cell (checks/safety.notebook_additions); return ``[[what, why]]``."""
+    HTML to its English cell (gate/safety.notebook_additions); return ``[[what, why]]``."""
     cells = [
         [cell for cell in book["cells"] if cell["cell_type"] == "markdown"] for book in (english, notebook)
     ]

@@ -5,7 +5,7 @@ In a translated build, :class:`RememberEnglish` (just before Sphinx's
 where its links lead, and turns file insertion off; every source parser is
 wrapped (:func:`guarded`) so that a translation parsing to more than a paragraph
 or a title becomes text; :class:`RefuseAdditions` (just after ``Locale``) asks
-the judge make check asks too (gate/only_words.py) and shows a refused
+the judge make check asks too (gate/safety.py) and shows a refused
 translation as plain text, naming its catalog and line. sphinx.po reaches the
 pages through templates and other projects' scripts that do not escape it:
 compiled_catalogs.py compiles no interface translation the judge refuses, and
@@ -27,9 +27,9 @@ from sphinx.util.nodes import LITERAL_TYPE_NODES, extract_messages
 
 from extensions.bilingual import is_translated_build
 from extensions.compiled_catalogs import catalog_folder, interface_glossary
-from gate import only_words
+from gate import safety
 from catalogs.repository import ReviewError
-from catalogs.po import CatalogError, catalog_text, is_translated, messages, msgstr_line, read
+from catalogs.po import CatalogError, is_translated, messages, msgstr_line, read
 from gate.words import has_markup, interface_verdict, markup_problems
 
 logger = logging.getLogger(__name__)
@@ -60,8 +60,7 @@ def catalog_entry(srcdir, config, domain, msgid, holding=None):
         found = [m for m in messages(catalog) if isinstance(m.string, str) and holding in m.string]
     for message in found:
         if message is not None and is_translated(message):
-            lines = catalog_text(po).split("\n")
-            return f"{po}:{msgstr_line(lines, message, holding or '')}"
+            return f"{po}:{msgstr_line(message, holding or '')}"
     return None
 
 
@@ -117,7 +116,7 @@ class RememberEnglish(SphinxTransform):
         self.document.translation_safety = (
             settings.file_insertion_enabled,
             [
-                (node, msg, (only_words.additions(node), only_words.links(node)))
+                (node, msg, (safety.additions(node), safety.links(node)))
                 for node, msg in extract_messages(self.document)
             ],
         )
@@ -161,7 +160,7 @@ def refusals(node, msg, msgstr, english):
     # An image or empty literal block parsed for a paragraph leaves it empty.
     emptied = not node.children and not isinstance(node, nodes.image)
     used = shown(node) and not emptied and not any(n.get("refused") for n in node.findall(nodes.inline))
-    judged = only_words.refusals(
+    judged = safety.refusals(
         msg, msgstr, english, node if used else None, literal=isinstance(node, LITERAL_TYPE_NODES)
     )
     return [f"{why} ({url})" if url else why for why, url in judged]

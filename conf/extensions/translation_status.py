@@ -1,5 +1,5 @@
 """The ``translation-status`` directive: per language, how much of each page is translated
-(catalogs/progress.py counts it, as for ``make stat``)."""
+(catalogs/merge.py counts it, as for ``make stat``)."""
 
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
@@ -8,7 +8,7 @@ from languages import LANGUAGES
 from extensions.compiled_catalogs import catalog_folder
 from extensions.translation_notice import doc_link
 from catalogs.po import language_catalogs
-from catalogs.progress import current_pot_dir, language_counts
+from catalogs.merge import current_pot_dir, language_counts
 
 COLUMNS = ("Page", "Progress", "Translated", "Outdated", "Untranslated")
 # sphinx.po holds no page but the strings of the templates and the theme.

@@ -1,27 +1,14 @@
 """Where a link leads, read as a browser reads it: the one rule for links in translations.
 
 A translation may keep the English's links and point them at other pages of
-the same sites; it may not lead anywhere else. The build
-(conf/extensions/translation_safety.py) and ``make check``
-(translation/checks/safety.py) both judge every link with :func:`judge`:
-
-* a scheme other than http(s) (``javascript:``, ``data:``, ``mailto:``...)
-  is refused unless the English has that very URL;
-* a host the English entry does not link is refused, however it is
-  spelled: ``https://evil.example``, ``//evil.example``, ``/\\evil.example``,
-  ``https:evil.example``, ``https://site@evil.example``, upper case,
-  percent-encoding, tabs and line breaks inside (browsers drop them); a
-  port other than the web's defaults makes another host
-  (``127.0.0.1:2375`` is not ``127.0.0.1:8000``);
-* the same host with another path (a localised page of the same site) is
-  allowed, and ``make check`` reports it as a warning; so is a host that
-  replaces the English host's leading language label or ``www.`` by another
-  language tag (``en.wikipedia.org`` -> ``zh.wikipedia.org``); ``www.`` is no
-  part of a host (see :func:`_same_site`);
-* a relative link stays on this site and is allowed.
-
-Parsed links arrive with their entities already decoded by the parser
-(``&#47;&#47;`` in MyST is ``//``).
+the same sites, nowhere else; the build and make check (gate/safety.py) both
+judge every link with :func:`judge`. A scheme other than http(s) is refused
+unless the English has that very URL; a host the English does not link is
+refused however it is spelled (``//evil.example``, ``/\\evil.example``,
+``https:evil.example``, ``https://site@evil.example``, case, percent-encoding,
+tabs and line breaks, which browsers drop; another port is another host); the
+same host with another path, or the English's host in another language
+(:func:`_same_site`), is a warning; a relative link stays on this site.
 """
 
 import re

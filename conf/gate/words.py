@@ -1,43 +1,40 @@
 """What a translation may put where it lands: words, never a way out of that place.
 
-The character rules of every catalog, in one place: ``make check`` reports
-what they find (checks/safety.py, checks/interface.py) and the build compiles
-no entry they refuse (extensions/compiled_catalogs.py), failing with the
-entry's file and line.
+The character rules of every catalog: ``make check`` reports what they find
+(gate/safety.py), and the build compiles no entry they refuse
+(extensions/compiled_catalogs.py), naming its file and line.
 
-* :func:`controls`: no invisible or direction-changing character in any
-  translation (Unicode's format, control, private-use and unassigned
-  characters, line and paragraph separators, variation selectors, the Hangul
-  fillers): they make code or a sentence read other than it runs or says
-  (Trojan Source, CVE-2021-42574).
-* :func:`too_long`: a translation may be at most four times as long as its
-  English, plus 500 characters, and 6,000 at most: no reader of it is given
-  more than a translation can need (docutils recurses once per link it
-  finds, and about 980 of them, 7,800 characters, overflow Python's stack;
-  the longest English entry here has 1,450 characters).
+* :func:`controls`: no invisible or direction-changing character (Unicode's
+  format, control, private-use and unassigned characters, line separators,
+  variation selectors, Hangul fillers): code or a sentence would read other
+  than it runs or says (Trojan Source, CVE-2021-42574).
+* :func:`glyphless`: no character that no font of the PDF has, at which XeLaTeX
+  would stop ``make pdf`` (conf.py sets ``\\tracinglostchars=3``); pdf_glyphs.txt
+  is XeLaTeX's verdict on the PDF's fonts (tools/pdf_glyphs.py writes it).
+* :func:`too_long`: at most four times the English plus 500 characters, 6,000 at
+  most (docutils recurses once per link: about 7,800 characters of links overflow
+  Python's stack; the longest English entry here has 1,450).
 * :func:`interface_problems`: an interface string (``sphinx.po``) lands where
-  nobody escapes it for us. Sphinx's own Python writes some into HTML
-  attributes (a heading link's title) and LaTeX (the date, "Index") as they
-  are, and other projects' scripts write them into HTML (sphinx-copybutton's
-  tooltip). So its translation may add none of the characters that end or
-  start markup in HTML, JavaScript, CSS, LaTeX, Markdown or reST; where the
-  English is HTML itself, the translation keeps exactly its HTML. Nor may it
-  add a word of any script but Chinese characters, or a number, that its
-  English lacks (or the glossary's rendering of one of its terms), and it
-  keeps exactly the English's placeholders (``%(name)s``, ``%s``,
-  ``${name}``): a provenance sentence cannot claim a GPU, a version or a
-  count that the facts do not fill in, nor drop the fact that says otherwise.
-  Words are compared as Unicode's compatibility normalisation (NFKC) reads
-  them (``Ｈ１００`` and ``𝐇𝟏𝟎𝟎`` are ``H100``), case aside; a digit of any
-  script is a number, and so is a run of Chinese numerals (``八``, ``二〇二六``,
-  ``两``), except a lone ``一`` (mostly "a", "once") and the few words in
-  which numerals are no number (:data:`NOT_NUMBERS`).
+  nobody escapes it (Sphinx writes some into HTML attributes and LaTeX, other
+  projects' scripts into HTML), so it adds no character that starts or ends
+  markup there (where the English is HTML, exactly its HTML), no word of any
+  script but Chinese characters nor any number its English lacks (or the
+  glossary gives for its terms), and keeps the English's placeholders: a
+  provenance sentence cannot claim a GPU, a version or a count the facts do not
+  fill in. Words are compared as NFKC reads them (``Ｈ１００`` is ``H100``), case
+  aside; a digit of any script is a number, and so is a run of Chinese numerals
+  but a lone ``一`` and the words of :data:`NOT_NUMBERS`.
 """
 
+import bisect
+import functools
 import re
 import unicodedata
 from collections import Counter
 from html.parser import HTMLParser
+from pathlib import Path
+
+from catalogs.glossary import term_pattern
 
 # What starts or ends markup in HTML (text, attributes), JavaScript and CSS
 # strings, LaTeX, Markdown and reST; and the line breaks that end a string.
@@ -46,6 +43,7 @@ MARKUP = "<>&\"'`\\{}$#^_~%[]*|\n\r\f\v"
 # selectors and the Hangul fillers, which render as nothing.
 _INVISIBLE = {0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0, *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)}
 MAX_TRANSLATION = 6000  # characters of any one translation
+GLYPHS = Path(__file__).with_name("pdf_glyphs.txt")
 # A placeholder that Python's %-formatting, str.format or a JavaScript template fills in
 # (strftime's %b and %Y are none: a date's translation may choose its own).
 _PLACEHOLDER = re.compile(r"%(?:\(\w+\))?[-#0 +]*(?:\d+|\*)?(?:\.\d+)?[diouxXeEfFgGcrsa%]|\$?\{\w*\}")
@@ -53,82 +51,39 @@ _PLACEHOLDER = re.compile(r"%(?:\(\w+\))?[-#0 +]*(?:\d+|\*)?(?:\.\d+)?[diouxXeEf
 _DIRECTIVE = re.compile(rf"{_PLACEHOLDER.pattern}|%(?:\(\w+\))?[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]")
 # Chinese numerals and their values; units multiply what precedes them.
 # (参/參, 3 in accounting, is left out: it is the 参 of 参数, "parameter".)
-_DIGITS = dict(
-    zip(
-        "〇零一壹二两兩贰貳三叁四肆五伍六陆陸七柒八捌九玖",
-        (0, 0, 1, 1, 2, 2, 2, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 6, 7, 7, 8, 8, 9, 9),
-    )
-)
-_UNITS = {
-    "十": 10,
-    "拾": 10,
-    "百": 100,
-    "佰": 100,
-    "千": 1000,
-    "仟": 1000,
-    "万": 10**4,
-    "萬": 10**4,
-    "亿": 10**8,
-    "億": 10**8,
-}
+_DIGITS = dict(zip("〇零一壹二两兩贰貳三叁四肆五伍六陆陸七柒八捌九玖", map(int, "001122222334455666778899")))
+_UNITS = dict(zip("十拾百佰千仟万萬亿億", (10, 10, 100, 100, 1000, 1000, 10**4, 10**4, 10**8, 10**8)))
 # Words whose numerals are no number: "very", "in case", "by all means", "one by one",
 # "both", and the common words of accounting numerals ("team", "mainland", "one after
 # another", "tidy up").
-NOT_NUMBERS = (
-    "十分",
-    "万一",
-    "萬一",
-    "千万",
-    "千萬",
-    "一一",
-    "两者",
-    "兩者",
-    "二者",
-    "队伍",
-    "隊伍",
-    "大陆",
-    "大陸",
-    "陆续",
-    "陸續",
-    "收拾",
-)
+NOT_NUMBERS = "十分 万一 萬一 千万 千萬 一一 两者 兩者 二者 队伍 隊伍 大陆 大陸 陆续 陸續 收拾".split()
 _ENGLISH_NUMBERS = {
-    name: str(value)
-    for value, name in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve".split()
-    )
+    name: str(n)
+    for n, name in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())
 }
 
 
 def too_long(english, translation):
     """Why *translation* is too long to be a translation of *english*, or None."""
     limit = min(4 * len(english) + 500, MAX_TRANSLATION)
-    if len(translation) <= limit:
+    if len(translation) <= limit or translation == english:  # Sphinx skips an identical one
         return None
     if limit == MAX_TRANSLATION:  # a long English: its length is not the reason
-        return (
-            f"it is longer than any one translation may be ({len(translation)} characters;"
-            f" at most {limit}, which no parser's stack overflows): split the paragraph"
-        )
-    return (
-        f"it is far longer than its English ({len(translation)} characters for"
-        f" {len(english)}; at most {limit})"
-    )
+        return f"it is longer than any one translation may be ({len(translation)} characters; at most {limit}): split the paragraph"
+    return f"it is far longer than its English ({len(translation)} characters for {len(english)}; at most {limit})"
 
 
 def controls(text):
     """The invisible and direction-changing characters of *text*, each once, named."""
-    found = []
-    for char in dict.fromkeys(text):
-        if char in "\n\t":
-            continue
-        if (
+    return [
+        f"U+{ord(char):04X} ({unicodedata.name(char, 'unnamed')})"
+        for char in dict.fromkeys(text)
+        if char not in "\n\t"
+        and (
             unicodedata.category(char) in ("Cc", "Cf", "Co", "Cn", "Zl", "Zp", "Cs")
             or ord(char) in _INVISIBLE
-        ):
-            name = unicodedata.name(char, "unnamed")
-            found.append(f"U+{ord(char):04X} ({name})")
-    return found
+        )
+    ]
 
 
 def added_controls(english, translation):
@@ -269,7 +224,7 @@ def interface_problems(english, translation, allowed_words=()):
 def interface_verdict(english, translation, glossary, lang):
     """Why *lang*'s *translation* of the interface string *english* may not be shown, or []:
     :func:`interface_problems`, the *glossary*'s words for its terms allowed. The one rule of
-    make check (checks/interface.py), the .mo (compiled_catalogs.py) and the templates
+    make check (gate/safety.py), the .mo (compiled_catalogs.py) and the templates
     (translation_safety.py)."""
     return interface_problems(english, translation, glossary_words(english, glossary, lang))
 
@@ -278,6 +233,42 @@ def glossary_words(english, glossary, lang):
     """The words (words()) the *glossary* (rows of locale/glossary.csv) gives *lang* for *english*'s terms."""
     found = set()
     for row in glossary:
-        if re.search(rf"\b{re.escape(row['en'])}(?:e?s)?\b", english, re.IGNORECASE):
+        if term_pattern(row["en"]).search(english):
             found |= words(row.get(lang) or "")
     return found
+
+
+# -- The characters the PDF can show ---------------------------------------------------
+
+
+@functools.cache
+def _table():
+    """The table's runs: (first code points, last code points), sorted."""
+    firsts, lasts = [], []
+    for line in GLYPHS.read_text("utf-8").splitlines():
+        if line and not line.startswith("#"):
+            first, _, last = line.partition("-")
+            firsts.append(int(first, 16))
+            lasts.append(int(last or first, 16))
+    return firsts, lasts
+
+
+def in_pdf(char):
+    """True if every font of the PDF has *char* (a line break and a tab need none)."""
+    if char in "\n\t":
+        return True
+    firsts, lasts = _table()
+    at = bisect.bisect_right(firsts, ord(char)) - 1
+    return at >= 0 and ord(char) <= lasts[at]
+
+
+def glyphless(english, translation):
+    """Why *translation* of *english* cannot be in the PDF, or None: the characters it adds
+    that no font of the PDF has (:func:`controls` names invisible ones)."""
+    missing = [
+        c for c in dict.fromkeys(translation) if c not in english and not in_pdf(c) and not controls(c)
+    ]
+    if not missing:
+        return None
+    named = ", ".join(f"{c} U+{ord(c):04X} ({unicodedata.name(c, 'unnamed')})" for c in missing[:5])
+    return f"it holds characters no font of the PDF has, which would stop make pdf: {named}"

@@ -1,14 +1,9 @@
-"""What every check reports: a Problem at a file and line, an error or a warning."""
+"""What the checks see and say: a Message in, Findings out, Problems printed at a file's line."""
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from sphinx.transforms.i18n import parse_noqa
-
-from site_layout import GLOSSARY  # noqa: F401  (the runner reads it from here)
-from catalogs.po import printable
 
 ERROR, WARNING = "error", "warning"
 
@@ -30,26 +25,27 @@ class Problem:
 
 @dataclass(frozen=True)
 class Finding:
-    """What an entry check says about one translation."""
+    """What a check says about one translation."""
 
     message: str
     severity: str = ERROR
     at: str = ""  # the part of the msgstr it is about: the problem's line is that one's
+    check: str = ""  # which check says it, where one pass says what several checks find
 
 
-def error(message, at=""):
+def error(message, at="", check=""):
     """A finding that is almost always a real problem: it fails make check."""
-    return Finding(message, ERROR, at)
+    return Finding(message, ERROR, at, check)
 
 
-def warning(message, at=""):
+def warning(message, at="", check=""):
     """A finding worth a look that is often fine: printed, never failing."""
-    return Finding(message, WARNING, at)
+    return Finding(message, WARNING, at, check)
 
 
 @dataclass(frozen=True)
 class Message:
-    """One translated entry, as the entry checks see it."""
+    """One translated entry, as the checks see it."""
 
     msgid: str
     msgstr: str
@@ -63,26 +59,6 @@ class Message:
         """Whether the translation ends with ``#noqa``: Sphinx then leaves its references
         unchecked (sphinx/transforms/i18n.py), and shows it without those words."""
         return parse_noqa(self.msgstr)[1]
-
-
-def split_url(url):
-    """Return urlsplit(*url*), or an empty split for text that is no URL at all.
-
-    Markdown beside a URL (``https://x.org](https://x.org)``) makes urlsplit
-    raise on the "]"; such text links nowhere, and a check must not crash on it.
-    """
-    try:
-        return urlsplit(url)
-    except ValueError:
-        return urlsplit("")
-
-
-def shown(path):
-    """Return *path* relative to the working directory if it lies below it, printable
-    (catalogs.printable: a name that is not plain is escaped, never printed as it is)."""
-    path = os.path.abspath(path)
-    relative = os.path.relpath(path)
-    return printable(path if relative.startswith("..") else relative)
 
 
 def brief(text, width=60):

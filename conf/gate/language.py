@@ -1,4 +1,4 @@
-"""script-mix: Simplified characters in zh_TW, Traditional ones in zh_CN.
+"""Chinese as its readers expect it: its script (script-mix) and the glossary's terms (terminology).
 
 A language's script comes from conf/languages.py: Hant (Traditional) or
 Hans (Simplified); other scripts are not checked. A character is of the
@@ -10,13 +10,18 @@ OpenCC only suggests the replacement.
 """
 
 import functools
+import re
 
 import opencc
 from zhon import cedict
 
 from languages import by_sphinx_code
+from catalogs.glossary import term_pattern
+from gate.findings import error
+from gate.parse import parse
 
-from .common import error
+# A printf-style placeholder, as Python's %-formatting and Sphinx's templates write them.
+_PLACEHOLDER = re.compile(r"%\(\w+\)[a-z]")
 
 
 @functools.cache
@@ -57,9 +62,27 @@ def other_script(text, lang, english=""):
     return [f"{char}→{converter.convert(char)}" for char in found]
 
 
-def check(message):
+def check_script(message):
     """Yield the Simplified characters of a zh_TW translation, or the reverse."""
     found = other_script(message.msgstr, message.lang, message.msgid)
     if found:
         wrong = "Simplified" if script_of(message.lang) == "Hant" else "Traditional"
         yield error(f"{wrong} characters in {message.lang}: {', '.join(found)}", at=found[0][0])
+
+
+def check_terms(message):
+    """Yield the glossary terms of the English (locale/glossary.csv) not translated as it says."""
+    if "\n" in message.msgid or message.msgid.startswith(">>>"):
+        return  # code: names in it are not terms
+    prose = parse(message.msgid, message.syntax, message.project.roles).prose
+    prose = _PLACEHOLDER.sub(" ", prose)  # %(backend)s stands for a value, not for the word
+    missing = []
+    for row in message.project.glossary:
+        pattern = term_pattern(row["en"])
+        if pattern.search(prose):
+            prose = pattern.sub(" ", prose)  # "data parallelism" hides "data"
+            wanted = row.get(message.lang)
+            if wanted and wanted not in message.msgstr:
+                missing.append(f'"{row["en"]}" → {wanted}')
+    if missing:
+        yield error("glossary term translated otherwise: " + ", ".join(missing))

@@ -1,19 +1,13 @@
 """Parse a message the way Sphinx will: reST or MyST Markdown (or plain text), or Python.
 
-Sphinx extracts every translatable node as one message and, to translate it,
-parses the msgstr with the parser of the node's document (reST or MyST) and
-keeps the result only if it is the node class it needs (sphinx/transforms/
-i18n.py). A message with a newline comes from a literal block: Sphinx never
-parses those (it joins every other node's lines with spaces).
-
-Every check reads Sphinx's own parse (:func:`sphinx_document`): its reST and
-MyST parsers, its roles and directives, a build's settings. Each role marks
-the nodes it makes with its name and text, so that :func:`parse` can say
-which role a translation dropped or changed; a role that Sphinx does not
-define but the project's English uses (its extensions') stands in for
-itself, and any other gets the parser's own "Unknown interpreted text role".
-A tutorial's prose is also a notebook's Markdown cells: those are read as
-CommonMark (:func:`notebook_markdown`), as Jupyter renders them.
+Sphinx parses a msgstr with its node's document's parser and keeps the result
+only if it is the node class it needs (sphinx/transforms/i18n.py); a message
+with a newline comes from a literal block, never parsed. The checks read
+Sphinx's own parse (:func:`sphinx_document`: its parsers, roles, directives,
+settings); each role marks its nodes with its name and text (:func:`parse`),
+and a role the project's English uses that Sphinx does not define stands in
+for itself. A tutorial's prose is also its notebook's Markdown cells, read as
+Jupyter reads them (:func:`notebook_markdown`).
 """
 
 import ast
@@ -28,12 +22,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from logging.handlers import BufferingHandler
 from pathlib import Path
-from types import SimpleNamespace
 
 from docutils import nodes, utils
 from docutils.frontend import get_default_settings
 from docutils.parsers.rst import Parser, directives, roles, states
-from docutils.parsers.rst import languages as rst_languages
 from docutils.parsers.rst.languages import en as rst_en
 from docutils.statemachine import string2lines
 from markdown_it import MarkdownIt
@@ -60,6 +52,7 @@ class Role:
     name: str
     target: str  # what it points at or stands for; its title is free to translate
     text: str  # everything between the backquotes
+    links: bool = False  # whether it makes a link (None: a project's own role, unknown here)
 
 
 @dataclass
@@ -78,32 +71,15 @@ class Markup:
     stray: Counter = field(default_factory=Counter)  # markup characters left as text
     messages: list = field(default_factory=list)  # the parser's warnings and errors
     html: list = field(default_factory=list)  # HTML tags (MyST and plain text)
+    emphasis: int = 0  # *emphasis* and **strong** written as such (not by a role)
 
 
 # -- Roles ----------------------------------------------------------------------
 
 # Reader-facing words, free to translate: only the role itself must stay.
 PROSE_ROLES = frozenset(
-    {
-        "guilabel",
-        "menuselection",
-        "dfn",
-        "abbr",
-        "abbreviation",
-        "ab",
-        "acronym",
-        "ac",
-        "kbd",
-        "title-reference",
-        "title",
-        "t",
-        "emphasis",
-        "strong",
-        "subscript",
-        "sub",
-        "superscript",
-        "sup",
-    }
+    "guilabel menuselection dfn abbr abbreviation ab acronym ac kbd title-reference title t"
+    " emphasis strong subscript sub superscript sup".split()
 )
 # Sphinx's explicit title: "title <target>" (sphinx.util.nodes.explicit_title_re).
 EXPLICIT_TITLE = re.compile(r"^(.+?)\s*(?<!\x00)<([^<]*?)>$", re.DOTALL)
@@ -151,12 +127,8 @@ def _lookups():
 
 
 def lookup(name):
-    """Return how Sphinx resolves cross-reference role *name*: (domain, object types, adds "()").
-
-    The object types are those of the domain's ``objtypes_for_role`` (None: a role,
-    such as ``:const:``, that names no object type), which intersphinx and a
-    ``.name`` search match; "adds ()" is the role's ``fix_parens`` (``:func:``, ``:meth:``).
-    """
+    """How Sphinx resolves cross-reference role *name*: (domain, the object types of its
+    ``objtypes_for_role`` or None, whether it adds "()"), or None."""
     return _lookups().get(name.lower())
 
 
@@ -182,29 +154,26 @@ def written(name, text, syntax):
 
 
 def spaced(name, text, msgstr, syntax):
-    """The role *name* of *msgstr* written with a space before its `*text*`, or None.
-
-    The space makes the role's name text, and its backquoted text a default-role
-    title, in italics (``:file: `a.txt```).
-    """
+    """The role *name* of *msgstr* written with a space before its `*text*` (which makes the role
+    text and its text italics: ``:file: `a.txt```), or None."""
     marker = rf"[:：]{re.escape(name)}[:：]" if syntax == "rst" else rf"\{{{re.escape(name)}\}}"
     found = re.search(marker + r"\s+`" + re.escape(text) + "`", msgstr)
     return found[0] if found else None
 
 
-def make_role(name, text):
+def make_role(name, text, links=False):
     """Return the Role for ``:name:`text```: its target, as Sphinx would resolve it."""
     name = name.lower()
     text = text.replace("\x00", "")
     if name in PROSE_ROLES:
-        return Role(name, "", text)
+        return Role(name, "", text, links)
     match = EXPLICIT_TITLE.match(text)
     target = " ".join((match[2] if match else text).split())
     if is_xref(name):
         target = target.lstrip("~!").removesuffix("()")
         if name in ("ref", "std:ref", "numref", "std:numref"):
             target = target.lower()  # Sphinx lowercases labels
-    return Role(name, target, text)
+    return Role(name, target, text, links)
 
 
 # -- reST -----------------------------------------------------------------------
@@ -248,16 +217,6 @@ def _state_machine():
     return machine, inliner
 
 
-def one_paragraph(text):
-    """Whether reST reads *text* as one paragraph, whatever its inline markup."""
-    return (
-        text[:1].isalnum()
-        and not _ENUMERATOR.match(text)
-        and not any(c in text for c in "\n\t\v\f")
-        and not text.endswith("::")
-    )
-
-
 @contextlib.contextmanager
 def _role_lookup(lookup):
     """Meanwhile docutils finds the role *name* of a parse as ``lookup(name, find)``; ``find()``
@@ -284,30 +243,8 @@ def rst_document(text):
 def _read_rst(text, document):
     """Parse reST *text* into *document*, as Parser().parse does, on one reused state machine."""
     machine, inliner = _state_machine()
-    if one_paragraph(text):  # what the state machine would do, at half the cost
-        memo = SimpleNamespace(
-            document=document,
-            reporter=document.reporter,
-            inliner=inliner,
-            language=_language(),
-            title_styles=[],
-            section_level=0,
-            section_bubble_up_kludge=False,
-        )
-        data = text.rstrip()
-        # What the state machine gives the reporter, for Sphinx's roles to place their nodes.
-        document.reporter.get_source_and_line = lambda line=None: (document["source"], line)
-        inline, messages = inliner.parse(data, 1, memo, document)
-        document += [nodes.paragraph(data, "", *inline), *messages]
-    else:
-        lines = string2lines(text, tab_width=8, convert_whitespace=True)
-        machine.run(lines, document, inliner=inliner)
-        machine.observers.clear()  # run() attached this document
-
-
-@functools.cache
-def _language():
-    return rst_languages.get_language("en")
+    machine.run(string2lines(text, tab_width=8, convert_whitespace=True), document, inliner=inliner)
+    machine.observers.clear()  # run() attached this document
 
 
 def _markup(document, syntax):
@@ -333,6 +270,7 @@ def _markup(document, syntax):
             return  # literal blocks are code; embedded targets repeat their reference
         if isinstance(node, nodes.image):
             found.images.append(node["uri"])
+        found.emphasis += isinstance(node, (nodes.emphasis, nodes.strong))
         if isinstance(node, nodes.title_reference):
             found.roles.append(Role("title-reference", "", node.astext()))
         elif isinstance(node, nodes.reference):
@@ -379,11 +317,8 @@ def plain(text, syntax):
 
 @functools.lru_cache(maxsize=16384)
 def parse(text, syntax, known_roles=frozenset()):
-    """Return the Markup of *text* parsed as *syntax* ("rst", "myst" or "text"), on Sphinx's parse.
-
-    A role is unknown, as in a build, unless Sphinx defines it or it is one of
-    *known_roles* (the project's). The result is shared: do not change it.
-    """
+    """The Markup of *text* as Sphinx parses *syntax* ("rst", "myst" or "text"); a role is unknown
+    unless Sphinx defines it or it is one of *known_roles* (the project's). Shared: do not change it."""
     if syntax == "text" or plain(text, syntax):
         return Markup(prose=text, html=_HTML_TAG.findall(text))  # what a parse would give
     # The project's own roles (its extensions') that Sphinx does not define: stand-ins.
@@ -447,14 +382,9 @@ def notebook_markdown(text):
 
 
 def sphinx_node(text, syntax, title):
-    """Return (node, dropped): what Sphinx keeps of translation *text*, and what it drops.
-
-    *node* is the tag of the node Sphinx's Locale transform gets for a
-    paragraph-like node (*title* false) or a section title (*title* true), on
-    Sphinx's own parse (:func:`sphinx_document`): it uses the translation only
-    if that is "paragraph" or "title". *dropped* lists the blocks after the
-    first, which it silently throws away.
-    """
+    """(node, dropped): the tag of the node Sphinx's Locale transform gets of translation *text*
+    for a paragraph (or a section *title*), which it uses only if "paragraph" or "title", and
+    the tags of the blocks after it, which it throws away."""
     if not title and syntax in _MARKUP_START and plain(text, syntax):
         return "paragraph", []
     text = text + "\n" + "=" * len(text) * 2 if title else as_locale_parses(text)  # as Locale does
@@ -498,12 +428,10 @@ def _sphinx_heard():
 def _sphinx():
     """A Sphinx application that builds nothing, for its parsers and roles: (app, settings, registry).
 
-    Made inside Sphinx's own docutils namespace, so that its directives and
-    roles reach no other parse (:func:`rst_document`, docutils' alone); its logging
-    set-up is undone, so that no other application's warnings change.
+    Made in its own docutils namespace (its directives and roles reach no other
+    parse), its logging set-up undone, its folders removed at once (none is left
+    by a process that leaves by os._exit, as the preview's forks do).
     """
-    # Its folders are gone once it is made (it writes nothing), so none is left
-    # behind by a process that is killed or leaves by os._exit (the preview's).
     with (
         _sphinx_heard(),
         docutils_namespace(),
@@ -511,16 +439,7 @@ def _sphinx():
     ):
         quiet, folder = io.StringIO(), Path(folder)
         (folder / "src").mkdir()
-        app = Sphinx(
-            folder / "src",
-            None,
-            folder / "out",
-            folder / "doctrees",
-            "dummy",
-            status=quiet,
-            warning=quiet,
-            confoverrides=CONF,
-        )
+        app = Sphinx(folder / "src", None, folder / "out", folder / "doctrees", "dummy", CONF, quiet, quiet)
         registry = dict(directives._directives), dict(roles._roles)
     app.env.prepare_settings("index")  # a document, and the default domain (py)
     settings = copy.copy(_rst_settings())  # no file read, as the build while Locale parses
@@ -528,8 +447,12 @@ def _sphinx():
     return app, settings, registry
 
 
-# On the first node each role makes: (its name, its text); "" on the others.
+# On the first node each role makes: (its name, its text, whether it links); "" on the others.
 WRITTEN = "written_role"
+
+
+def _linking(node):
+    return isinstance(node, (nodes.reference, addnodes.pending_xref, addnodes.download_reference))
 
 
 def _recorded(name, role):
@@ -537,9 +460,13 @@ def _recorded(name, role):
 
     def recording(as_written, rawtext, text, *args, **kwargs):
         made, messages = role(as_written, rawtext, text, *args, **kwargs)
+        linking = [
+            n for n in made if isinstance(n, nodes.Element) and n.next_node(_linking, include_self=True)
+        ]
+        links = None if role is _record_role else bool(linking)
         for number, node in enumerate(made):
             if isinstance(node, nodes.Element):
-                node[WRITTEN] = "" if number else (name, text)
+                node[WRITTEN] = "" if number else (name, text, links)
         return made, messages
 
     return recording
@@ -561,12 +488,10 @@ def _marking(name, find, known_roles):
 
 @functools.lru_cache(maxsize=8192)
 def sphinx_document(text, syntax, known_roles=frozenset()):
-    """The document that Sphinx's own reST or MyST parser (*syntax* "rst" or "myst") makes of
-    *text*, with Sphinx's roles and directives and a build's settings; None if Sphinx itself
-    fails on it (a directive it cannot run here). *known_roles*: roles Sphinx does not
-    define that stand in for themselves. What Sphinx warns of while it parses (an unknown
-    domain in a role's name, say), which fails a -W build, ends the document as a system
-    message of level 2. The result is shared: do not change it."""
+    """The document Sphinx's own reST or MyST parser makes of *text*, with its roles, directives
+    and a build's settings, or None if Sphinx fails on it; *known_roles* stand in for
+    themselves. What Sphinx warns of (-W fails) ends it as a system message of level 2.
+    Shared: do not change it."""
     app, settings, (own_directives, own_roles) = _sphinx()
     document = utils.new_document("<message>", settings)
     marking = functools.partial(_marking, known_roles=known_roles)
@@ -590,27 +515,17 @@ def sphinx_document(text, syntax, known_roles=frozenset()):
 
 
 def sphinx_paragraph(text, syntax):
-    """The paragraph that Sphinx makes of message *text*, as its Locale transform parses a
-    translation (:func:`sphinx_document`); None if it is none.
-
-    The same parsers, roles and settings as a build, so the build's judge of
-    what a translation adds (gate/only_words.py) sees the same nodes.
-    The result is shared: do not change it.
-    """
+    """The paragraph Sphinx's Locale transform makes of message *text* (the same nodes the build
+    judges, gate/safety.py), or None if it makes none. Shared: do not change it."""
     document = sphinx_document(as_locale_parses(text), syntax)
     first = document[0] if document is not None and document.children else None
     return first if isinstance(first, nodes.paragraph) else None
 
 
 def inconsistent_references(english, translation, syntax, noqa=False):
-    """Sphinx's own "inconsistent ... references" warnings on *translation* of *english*, in
-    its words; None if either is not one paragraph (``unused`` says why).
-
-    What the build's Locale transform runs on each translated paragraph
-    (sphinx/transforms/i18n.py's ``_NodeUpdater``, its five comparisons), on
-    the paragraphs :func:`sphinx_paragraph` makes: each warning fails a ``-W``
-    build. With *noqa* (``#noqa`` ends the translation) Sphinx compares nothing.
-    """
+    """Sphinx's own "inconsistent ... references" warnings on *translation* of *english* (each
+    fails a ``-W`` build), from the comparisons its Locale transform runs (``_NodeUpdater``);
+    None if either is no paragraph. With *noqa* Sphinx compares nothing."""
     old, new = sphinx_paragraph(english, syntax), sphinx_paragraph(translation, syntax)
     if old is None or new is None:
         return None
@@ -629,21 +544,10 @@ def inconsistent_references(english, translation, syntax, noqa=False):
 
 # -- Python ---------------------------------------------------------------------
 
-_CODE_NODES = (
-    ast.Call,
-    ast.Assign,
-    ast.AugAssign,
-    ast.Import,
-    ast.ImportFrom,
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.ClassDef,
-    ast.For,
-    ast.While,
-    ast.With,
-    ast.Return,
-    ast.If,
-    ast.Try,
+# What makes a literal block Python code rather than a shell session or output.
+_CODE_NODES = tuple(
+    getattr(ast, name)
+    for name in "Call Assign AugAssign Import ImportFrom FunctionDef AsyncFunctionDef ClassDef For While With Return If Try".split()
 )
 
 
@@ -656,11 +560,7 @@ def doctest_source(text):
 
 
 def python_code(text):
-    """Return the Python program of a literal-block or doctest message, or None.
-
-    None for prose (Sphinx joins the lines of every message but literal
-    blocks: one line is prose), and for blocks that are not Python.
-    """
+    """The Python program of a literal-block (multi-line) or doctest message, or None."""
     if "\n" not in text and not text.lstrip().startswith(">>>"):
         return None
     source = doctest_source(text)

@@ -1,16 +1,12 @@
 """code: translated Python (a literal block, a doctest, an example's comment) is another program.
 
-Only messages that Sphinx shows as code are compared: literal blocks (the
-only messages with newlines) and ``>>>`` doctests whose English is valid
-Python. Comments and docstrings may be translated. Errors: the translation is
-not valid Python, its statements differ, or it changes a string that holds
-a value (``"cuda:0"``). Warnings: it translates a string with spaces
-(``print("Hello world")``), which may be intended.
-
-The comments and docstrings of an example's code cells are messages of its
-page (conf/extensions/localized_examples.py); their translation is put into
-the code, and an error here is one the build refuses too: the code's tokens
-change (a line break in a comment, a quote that ends a docstring).
+Only what Sphinx shows as code is compared: literal blocks (the only messages
+with newlines) and ``>>>`` doctests whose English is Python; comments and
+docstrings may be translated. Errors: not valid Python, other statements, a
+changed value string (``"cuda:0"``); warnings: a translated string with spaces.
+An example's comments and docstrings are messages of its page, put back into
+its code by the build (extensions/localized_examples.py), which refuses one
+that changes the code's tokens: so does this check.
 """
 
 import ast
@@ -20,11 +16,11 @@ from pathlib import Path
 from sphinx_gallery.py_source_parser import split_code_and_text_blocks
 
 from site_layout import EXAMPLES, GALLERY_NAME, ROOT
-from catalogs.po import is_translated, messages
+from catalogs.po import is_translated
 from catalogs.tutorial_text import localized_code
 
-from .common import error, warning
-from .parsing import doctest_source, python_code
+from gate.findings import error, warning
+from gate.parse import doctest_source, python_code
 
 
 def blank_docstrings(tree):
@@ -83,7 +79,7 @@ def _refused_texts(example, catalog, project):
     Asked as the build asks it (extensions/localized_examples.py): each
     code cell with every translated entry of the page's *catalog* at once.
     """
-    translations = {m.id: m.string for m in messages(project.load(catalog)) if is_translated(m)}
+    translations = {m.id: m.string for m in project.catalog_file(catalog).entries if is_translated(m)}
     refused = set()
     for block in split_code_and_text_blocks(str(example))[1]:
         if block.type == "code":

@@ -1,18 +1,14 @@
 """What the checks know about the project a set of catalogs translates.
 
-* Each catalog's syntax: what Sphinx parses its messages as. A catalog
-  translates one document (``gettext_compact = False``): the gettext templates
-  name that document in their ``#:`` lines, and the source folder has it with
-  its suffix (``.rst``: reST, ``.md``: MyST). A document that is not a source
-  file is generated, and generated documents (sphinx-gallery's) are reST; the
-  ``sphinx`` catalog holds the HTML templates' words: plain text. So the
-  catalogs' own ``#:`` lines are not needed. For catalogs of another project,
-  whose sources are not here, an entry's ``#:`` line decides, and without one
-  the default syntax (``--syntax``, reST unless told otherwise).
-* The roles the English uses (they exist, since the English builds) besides
-  those of docutils and Sphinx.
-* The cross-reference targets that exist: the labels, terms and documents of
-  the sources, and every target the English refers to.
+* Each catalog's syntax, as Sphinx parses its messages: a catalog translates one
+  document (``gettext_compact = False``), which the sources have with its suffix
+  (``.rst``: reST, ``.md``: MyST), or the templates name in their ``#:`` lines;
+  generated documents (sphinx-gallery's) are reST, ``sphinx`` (the HTML
+  templates' words) plain text. Another project's: each entry's ``#:`` line,
+  else ``--syntax``.
+* The roles the English uses (they exist: the English builds) besides Sphinx's.
+* The targets that exist: the sources' labels, terms and documents, and every
+  target the English refers to.
 """
 
 import functools
@@ -23,10 +19,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from languages import TRANSLATIONS
-from catalogs.po import language_catalogs, messages, read
-
-from .interface import extracted
-from .parsing import builtin_roles, is_xref, parse, role_names
+from catalogs.po import english, language_catalogs, messages, open_catalog, read
+from gate.parse import builtin_roles, is_xref, parse, role_names
 
 SUFFIXES = {".rst": "rst", ".txt": "rst", ".py": "rst", ".md": "myst", ".html": "text"}
 _SUFFIX = re.compile(r"\.(rst|txt|py|md|html)\b")  # also "x.rst:-1", "x.rstNone"
@@ -137,20 +131,16 @@ class Project:
         return extracted(self.pot_dir)
 
     @functools.cache  # noqa: B019 (one Project per run)
-    def load(self, po_path):
-        """Return the catalog *po_path*, read once."""
-        return read(po_path)
+    def catalog_file(self, po_path):
+        """The po.CatalogFile of *po_path*, read once."""
+        return open_catalog(po_path)
 
     @functools.cached_property
     def _english(self):
         """Return [(catalog, entry, syntax)] of every live entry of every catalog."""
         found = []
         for po_path in self.catalogs():
-            try:
-                catalog = self.load(po_path)
-            except (OSError, ValueError):
-                continue  # unreadable: the syntax check reports it, the others skip it
-            for message in messages(catalog):
+            for message in self.catalog_file(po_path).entries:  # none if unreadable: syntax says why
                 if not message.pluralizable:  # never used: the build leaves them out
                     found.append((po_path, message, self.syntax(po_path, message)))
         return found
@@ -208,3 +198,11 @@ class Project:
             return False  # the sources define every label, term and document
         # Without the sources: a target in Chinese is a translated one.
         return False if re.search(r"[\u3000-\u9fff\uff00-\uffef]", target) else None
+
+
+def extracted(pot_dir):
+    """The English of every entry of *pot_dir*'s sphinx.pot, or None where there is none."""
+    pot = pot_dir / "sphinx.pot" if pot_dir else None
+    if pot is None or not pot.is_file():
+        return None
+    return {english(message) for message in messages(read(pot))}
