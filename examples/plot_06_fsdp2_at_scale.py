@@ -331,10 +331,9 @@ def milliseconds_per_step(model, device, x, y, repeat=5):
 #   ahead of it, and asks for the next blocks' gathers while the GPU still
 #   computes. The gathers overlap the computation without being asked for
 #   early ("implicit" prefetching).
-# * In the backward the CPU cannot run ahead that way, so FSDP2 asks
-#   explicitly: when a block's backward starts, it also asks for the gather
-#   of the block whose backward comes next, in the reverse order of the
-#   forward.
+# * In the backward, FSDP2 asks explicitly: when a block's backward starts,
+#   it also asks for the gather of the block whose backward comes next, in
+#   the reverse order of the forward ("explicit" prefetching).
 # * ``block.set_modules_to_forward_prefetch([...])`` and
 #   ``block.set_modules_to_backward_prefetch([...])`` name the blocks whose
 #   gathers FSDP2 asks for when ``block`` starts, in the forward and in the
@@ -871,7 +870,7 @@ if __name__ == "__main__":
 #
 # * **The embedding and the output layer in groups of their own.** The
 #   root group here holds the first and the last layer whole from the
-#   forward to the end of the backward. With a vocabulary of 100,000 words
+#   forward to the end of the backward. With a vocabulary of 100,000 tokens
 #   these are the largest tensors of a language model, so torchtitan shards
 #   the embedding alone and groups the final norm with the output layer,
 #   ``fully_shard([norm, output], reshard_after_forward=False)``
@@ -912,10 +911,11 @@ if __name__ == "__main__":
 #   <https://docs.pytorch.org/tutorials/prototype/flight_recorder_tutorial.html>`__,
 #   `NCCL variables
 #   <https://docs.pytorch.org/docs/stable/torch_nccl_environment_variables.html>`__).
-# * **Shared memory in containers.** Processes on one machine, NCCL's and
-#   ``DataLoader``'s workers among them, pass data through shared memory,
-#   ``/dev/shm``, which Docker limits to 64 MB unless the container starts
-#   with ``--ipc=host`` or a larger ``--shm-size`` (`PyTorch's Docker notes
+# * **Shared memory in containers.** Processes on one machine pass data
+#   through shared memory, ``/dev/shm``: NCCL between the GPUs of a node, and
+#   ``DataLoader``'s worker processes among others. Docker limits it to
+#   64 MB unless the container starts with ``--ipc=host`` or a larger
+#   ``--shm-size`` (`PyTorch's Docker notes
 #   <https://github.com/pytorch/pytorch#docker-image>`__).
 #
 # What to remember
