@@ -81,11 +81,13 @@ def test_only_rank_0_holds_the_whole_state_dict_and_the_seed_spares_it(executed,
     pieces = [4 * sum(math.prod(torch.zeros(s).chunk(4)[r].shape) if r < len(torch.zeros(s).chunk(4))
                       else 0 for s in shapes.values()) for r in range(4)]  # fmt: skip
     assert len(from_rank0) == len(from_seed) == 4
-    assert from_rank0[0] >= whole + pieces[0]  # the whole state dict, and its own pieces
-    for rank in range(1, 4):  # its pieces and, as it arrives, one whole tensor at most
-        assert pieces[rank] <= from_rank0[rank] <= pieces[rank] + largest + 64
+    slack = 4096  # DCP's and the collectives' small buffers, which vary a little from run to run
+    assert whole <= from_rank0[0] <= whole + pieces[0] + largest + slack  # the whole state dict
+    for rank in range(1, 4):  # its pieces and, as it arrives, one whole tensor at a time
+        assert largest <= from_rank0[rank] <= pieces[rank] + largest + slack
     for rank in range(4):  # the seed: no process holds the whole, rank 0 included
-        assert pieces[rank] <= from_seed[rank] <= pieces[rank] + largest + 4096
+        assert largest <= from_seed[rank] <= pieces[rank] + largest + slack
+    assert from_seed[0] < from_rank0[0] - whole + largest + slack
     assert lines[-1] == "the two ways give the same values: largest difference 0.0e+00"
 
 
