@@ -420,11 +420,11 @@ def backend_for(device):
 # With FSDP2 over all the GPUs of a job, every block's all-gather, forward
 # and backward, crosses the network between nodes. HSDP (hybrid sharding)
 # shards each parameter over the GPUs of one node only, and every node keeps
-# the same pieces: ``fully_shard`` given a device mesh of two dimensions,
-# ``init_device_mesh(device_type, (nodes, gpus_per_node),
-# mesh_dim_names=("replicate", "shard"))``, places each parameter
-# ``(Replicate(), Shard(0))``: replicated along the first dimension, sharded
-# along the second. Gathering a block then stays within a node; after the
+# the same pieces: given a device mesh of two dimensions, of shape
+# ``(nodes, gpus_per_node)`` and with ``mesh_dim_names=("replicate",
+# "shard")`` (``init_device_mesh`` makes it), ``fully_shard`` places each
+# parameter ``(Replicate(), Shard(0))``: replicated along the first
+# dimension, sharded along the second. Gathering a block then stays within a node; after the
 # backward, each node reduce-scatters the gradients within itself and the
 # nodes all-reduce their pieces with each other, the only traffic between
 # nodes. Each process holds ``1/gpus_per_node`` of the model, not
@@ -857,7 +857,7 @@ if __name__ == "__main__":
 # holds half of the model where FSDP2 over 4 processes held a quarter.
 # Trained with activation checkpointing, compiled blocks and prefetching as
 # well, it computes the training of FSDP2 as the FSDP2 tutorial used it;
-# the line "largest difference" compares their losses. The difference is
+# the line ``largest difference`` compares their losses. The difference is
 # at most rounding: the blocks compute the same operations, only the order in
 # which gradients are added differs between HSDP's reduce-scatter and
 # all-reduce and FSDP2's one reduce-scatter, and on GPUs Inductor's

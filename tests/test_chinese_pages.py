@@ -43,7 +43,8 @@ PHONE = {"width": 375, "height": 812}
 # glossary's terms), and the names of nn.DataParallel's steps, which the
 # first tutorial lists by their method names.
 NAMES = ("Read the Docs", "Jupyter Notebook", "Python", "Sphinx", "Furo", "Poedit", "Linux",
-         "Windows", "dp-tutorial", "scatter", "replicate", "gather", "Markdown")  # fmt: skip
+         "Windows", "dp-tutorial", "scatter", "replicate", "gather", "Markdown", "Docker",
+         "Hugging Face", "safetensors", "Triton", "Inductor", "Ampere", "Flight Recorder")  # fmt: skip
 
 # Everything the reader sees or hears, as (where, text) pairs.
 COLLECT = """() => {
