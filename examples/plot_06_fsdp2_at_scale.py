@@ -866,7 +866,8 @@ if __name__ == "__main__":
 # What else jobs at scale need
 # ----------------------------
 #
-# This page leaves these out; each is documented by PyTorch:
+# This page leaves these out; PyTorch documents each, at the address in
+# parentheses:
 #
 # * **The embedding and the output layer in groups of their own.** The
 #   root group here holds the first and the last layer whole from the
@@ -874,49 +875,45 @@ if __name__ == "__main__":
 #   these are the largest tensors of a language model, so torchtitan shards
 #   the embedding alone and groups the final norm with the output layer,
 #   ``fully_shard([norm, output], reshard_after_forward=False)``
-#   (`torchtitan <https://github.com/pytorch/torchtitan>`__).
+#   (https://github.com/pytorch/torchtitan).
 # * **Asynchronous checkpoints.** ``dcp.async_save`` copies the state dict
 #   to CPU memory and writes it from another thread while training goes on
-#   (`Distributed Checkpoint
-#   <https://docs.pytorch.org/docs/stable/distributed.checkpoint.html>`__).
+#   (https://docs.pytorch.org/docs/stable/distributed.checkpoint.html).
 # * **CPU offload.** ``fully_shard(...,
 #   offload_policy=CPUOffloadPolicy(pin_memory=True))`` keeps the pieces of
 #   the parameters, the gradients and the optimizer's state in CPU memory,
 #   copies each group to the GPU to gather it, and runs the optimizer's step
-#   on the CPU (`fully_shard
-#   <https://docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html>`__).
+#   on the CPU
+#   (https://docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html).
 # * **float16 instead of bfloat16**, on GPUs without bfloat16 (before
 #   Ampere): float16's small range needs a gradient scaler, whose check for
 #   infinite gradients must agree across the processes;
 #   ``torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler``
-#   all-reduces it (`automatic mixed precision
-#   <https://docs.pytorch.org/docs/stable/amp.html>`__).
+#   all-reduces it (https://docs.pytorch.org/docs/stable/amp.html).
 #   ``torch.cuda.is_bf16_supported(including_emulation=False)`` says whether
 #   a GPU has bfloat16.
 # * **Call the model, not its** ``forward``: FSDP2 gathers a group in a
 #   forward hook, which ``model(x)`` runs and ``model.forward(x)`` skips; for
 #   another method, such as ``generate``,
 #   ``register_fsdp_forward_method(model, "generate")`` adds the hooks
-#   (`fully_shard
-#   <https://docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html>`__).
+#   (https://docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html).
 # * **Timeouts.** A collective that waits longer than the process group's
 #   timeout (``init_process_group(..., timeout=...)``, 10 minutes by default
 #   with NCCL) ends the job; torchtitan shortens it after the first step,
 #   once compilation is done, so that a stuck job fails sooner
-#   (`torch.distributed <https://docs.pytorch.org/docs/stable/distributed.html>`__).
+#   (https://docs.pytorch.org/docs/stable/distributed.html).
 # * **The flight recorder.** With ``TORCH_NCCL_TRACE_BUFFER_SIZE`` set,
 #   NCCL process groups record their last collectives, and
 #   ``TORCH_NCCL_DUMP_ON_TIMEOUT=1`` writes them out when one times out,
-#   which shows the rank that a stuck job waits for (`Flight Recorder
-#   <https://docs.pytorch.org/tutorials/prototype/flight_recorder_tutorial.html>`__,
-#   `NCCL variables
-#   <https://docs.pytorch.org/docs/stable/torch_nccl_environment_variables.html>`__).
+#   which shows the rank that a stuck job waits for
+#   (https://docs.pytorch.org/tutorials/prototype/flight_recorder_tutorial.html;
+#   the variables:
+#   https://docs.pytorch.org/docs/stable/torch_nccl_environment_variables.html).
 # * **Shared memory in containers.** Processes on one machine pass data
 #   through shared memory, ``/dev/shm``: NCCL between the GPUs of a node, and
 #   ``DataLoader``'s worker processes among others. Docker limits it to
 #   64 MB unless the container starts with ``--ipc=host`` or a larger
-#   ``--shm-size`` (`PyTorch's Docker notes
-#   <https://github.com/pytorch/pytorch#docker-image>`__).
+#   ``--shm-size`` (https://github.com/pytorch/pytorch#docker-image).
 #
 # What to remember
 # ----------------
