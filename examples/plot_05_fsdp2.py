@@ -18,10 +18,15 @@ This page shows the steps of a training script with FSDP2 on a small model
 made of repeated blocks: build it on the ``meta`` device, shard each block
 and then the whole model, give the shards memory and their starting values,
 and train with mixed precision, gradient accumulation and gradient clipping.
-It measures what each process holds, beside DDP, saves the whole training
-state with Distributed Checkpoint (DCP), resumes a job stopped with 2
-processes with 4 and compares it with an uninterrupted run, and compares
-the training of 2 processes with that of one. Run it with
+It measures what each process holds, beside DDP, and what activation
+checkpointing and each of FSDP2's two ways to accumulate gradients change in
+it; saves the whole training state with Distributed Checkpoint (DCP),
+resumes a job stopped with 2 processes with 4 and compares it with an
+uninterrupted run, and compares the training of 2 processes with that of
+one. :ref:`The next tutorial <fsdp2-at-scale-tutorial>` goes on with what
+jobs on many GPUs add: when to reshard and what to prefetch, starting
+values without a whole copy on rank 0, ``torch.compile`` per block, and
+HSDP. Run this one with
 
 .. code-block:: bash
 
@@ -66,6 +71,8 @@ import torch.distributed.checkpoint as dcp
 import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.distributed._tools.mem_tracker import MemTracker
+from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
 from torch.distributed.checkpoint.state_dict import (
     StateDictOptions,
     get_model_state_dict,
@@ -212,13 +219,16 @@ def starting_values():
     return Net().state_dict()
 
 
-def sharded_model(device, precision=None):
-    """A ``Net`` built on the ``meta`` device, sharded per block and at the root, given values."""
+def sharded_model(device, precision=None, recompute=False):
+    """A ``Net`` built on the ``meta`` device, sharded per block and at the root, given values;
+    with ``recompute``, each block checkpoints its activations."""
     mesh = init_device_mesh(device.type, (dist.get_world_size(),))
     blocks, root = policies(precision)
     with torch.device("meta"):
         model = Net()  # shapes only, no memory
-    for block in model.blocks:
+    for number, block in enumerate(model.blocks):
+        if recompute:  # activation checkpointing, before fully_shard (see below)
+            block = model.blocks[number] = checkpoint_wrapper(block)
         fully_shard(block, mesh=mesh, mp_policy=blocks)
     fully_shard(model, mesh=mesh, mp_policy=root)
     model.to_empty(device=device)  # memory for this process's pieces, no values yet
@@ -258,6 +268,36 @@ def policies(precision):
     root = MixedPrecisionPolicy(param_dtype=precision, reduce_dtype=torch.float32,
                                 output_dtype=torch.float32)
     return blocks, root
+
+
+# %%
+# Activation checkpointing
+# ------------------------
+#
+# The 16 bytes per parameter leave out the *activations*: the tensors that the
+# forward pass saves for the backward. A ``Linear`` saves its input, to
+# compute its weight's gradient, GELU saves its input, ``LayerNorm`` its
+# input and two numbers per row. Their size grows with the rows a process
+# computes at once (the batch times the sequence length, in a language
+# model), not with the parameters, and sharding does not shrink them: at the
+# sequence lengths of real models they can take more memory than the sharded
+# training state, and then sharding alone does not make the model fit.
+# Activation checkpointing trades them for computation: a checkpointed block
+# saves only its input, and the backward pass, when it reaches the block,
+# runs the block's forward again to recompute what it needs.
+#
+# Like ``fully_shard``, it is applied block by block: ``checkpoint_wrapper``
+# (in ``torch.distributed.algorithms._checkpoint.checkpoint_wrapper``, which
+# torchtitan uses) wraps a block so that each call goes through
+# ``torch.utils.checkpoint.checkpoint`` with ``use_reentrant=False``, and
+# ``fully_shard`` then shards the wrapper. torchtitan applies activation
+# checkpointing, then ``torch.compile``, then ``fully_shard`` to each block,
+# in that order; :ref:`the next tutorial <fsdp2-at-scale-tutorial>` adds the
+# compilation. The wrapper adds ``_checkpoint_wrapped_module`` to the names
+# of the parameters inside the model, but not to the keys of its state dict,
+# so its checkpoints do not change. ``sharded_model(..., recompute=True)``
+# checkpoints every block; the recipe on this page does not, and the section
+# :ref:`fsdp2-step-memory` measures what it saves.
 
 
 # %%
@@ -315,13 +355,36 @@ def this_process():
 #
 # Each process loads its share of every global batch through a
 # ``DistributedSampler``, and splits it into ``MICRO_BATCHES`` micro-batches,
-# each with its own forward and backward pass; the gradients add up in
-# ``.grad``. For all but the last, ``model.set_requires_gradient_sync(False)``
-# (FSDP2's counterpart of DDP's ``no_sync``) skips the reduce-scatter: each
-# process keeps adding to the whole, unsharded gradient of every group,
-# which costs the memory of a whole gradient until the last micro-batch
-# reduce-scatters the sum. Each micro-batch's loss is divided by their
-# number, so that the sum is the gradient of the mean over the global batch.
+# each with its own forward and backward pass. Each micro-batch's loss is
+# divided by their number, so that the sum of their gradients is the
+# gradient of the mean over the global batch. FSDP2 adds up the
+# micro-batches' gradients in one of two ways, which ``accumulate`` writes
+# out:
+#
+# * ``"sharded"``, the default, which torchtitan uses and so does the recipe
+#   on this page: after each micro-batch's backward, FSDP2 reduce-scatters
+#   every group's gradient and adds this process's piece to the sharded
+#   ``.grad``. Gradients stay sharded, at the cost of ``MICRO_BATCHES``
+#   reduce-scatters per group and step.
+# * ``"whole"``: ``model.set_requires_gradient_sync(False)`` on all but the
+#   last micro-batch (FSDP2's counterpart of DDP's ``no_sync``) skips their
+#   reduce-scatters. Each process adds up the whole, unsharded gradient of
+#   every group, in the policy's ``reduce_dtype`` (``float32`` here), and the
+#   last micro-batch reduce-scatters the sum: one reduce-scatter per group
+#   and step, but a whole gradient held from the first micro-batch to the
+#   last, 4 bytes per parameter as in DDP, whatever the number of processes.
+#   ``model.set_is_last_backward(False)`` on those micro-batches tells FSDP2
+#   that more backward passes follow: at the end of theirs, it does not wait
+#   for pending gradient reductions nor clear the order it recorded for
+#   prefetching in the backward.
+# * ``"whole, gathered"`` adds ``model.set_reshard_after_backward(False)``:
+#   each group also stays gathered after its backward, so that the next
+#   micro-batch's forward gathers nothing (its backward still does, since
+#   the blocks reshard after their forward); between micro-batches each
+#   process then holds the whole model as well as its whole gradient.
+#
+# The section :ref:`fsdp2-step-memory` measures what a process holds each
+# way.
 #
 # ``torch.nn.utils.clip_grad_norm_`` works on the sharded gradients as it does
 # on plain ones while all of them are sharded over one mesh, as here: the
@@ -338,16 +401,32 @@ def micro_batches(inputs, labels):
     return list(zip(inputs.chunk(MICRO_BATCHES), labels.chunk(MICRO_BATCHES)))
 
 
-def train_step(model, optimizer, scheduler, inputs, labels):
-    """One optimizer step over the global batch; return its mean loss and gradient norm."""
-    optimizer.zero_grad()
-    total = torch.zeros((), device=inputs.device)
-    pieces = micro_batches(inputs, labels)
+ACCUMULATE = ("sharded", "whole", "whole, gathered")
+
+
+def accumulate(model, pieces, way="sharded", after=None):
+    """Forward and backward for each micro-batch of ``pieces``, their gradients added up one of
+    the ``ACCUMULATE`` ways; return the sum of their losses. ``after(number)`` runs after each."""
+    total = torch.zeros((), device=pieces[0][0].device)
     for number, (x, y) in enumerate(pieces, start=1):
-        model.set_requires_gradient_sync(number == len(pieces))  # only the last reduces
+        last = number == len(pieces)
+        if way != "sharded":
+            model.set_requires_gradient_sync(last)  # no reduce-scatter before the last
+            model.set_is_last_backward(last)
+        if way == "whole, gathered":
+            model.set_reshard_after_backward(last)  # no gather in the next forward
         loss = F.cross_entropy(model(x), y) / len(pieces)
         loss.backward()
         total += loss.detach()
+        if after:
+            after(number)
+    return total
+
+
+def train_step(model, optimizer, scheduler, inputs, labels):
+    """One optimizer step over the global batch; return its mean loss and gradient norm."""
+    optimizer.zero_grad()
+    total = accumulate(model, micro_batches(inputs, labels))
     norm = torch.nn.utils.clip_grad_norm_(model.parameters(), MAX_NORM)
     optimizer.step()
     scheduler.step()
@@ -505,10 +584,10 @@ def newest_checkpoint(folder):
 # model's: its shards (DDP: its whole copy), the groups gathered for a
 # moment, the gradients, AdamW's state, the activations and the buffers of
 # the collectives that PyTorch allocates; the CUDA context and NCCL's own
-# buffers are not in it. Besides the shards, the largest part here is the
-# whole ``float32`` gradient that accumulation holds until the last
-# micro-batch (see above): it does not shrink with the number of processes,
-# so the peak falls less than the counts.
+# buffers are not in it. Besides its shards, a process holds for a moment a
+# group gathered whole and that group's whole gradient before its
+# reduce-scatter, which do not shrink with the number of processes; so the
+# peak falls less than the counts.
 
 
 def count_memory_from_here(device):
@@ -538,10 +617,14 @@ def holdings(model, optimizer, device, start):
     gradients = sum(local(p.grad).numel() for p in model.parameters() if p.grad is not None)
     state = sum(local(v).numel() for per_parameter in optimizer.state.values()
                 for v in per_parameter.values() if torch.is_tensor(v) and v.ndim)
-    peak = None
-    if device.type == "cuda":
-        peak = (torch.cuda.max_memory_allocated(device) - start) / 2**20
-    return parameters, gradients, state, peak
+    return parameters, gradients, state, peak_above(device, start)
+
+
+def peak_above(device, start):
+    """On a GPU, the peak MiB allocated above ``start`` (``count_memory_from_here``); else None."""
+    if device.type != "cuda":
+        return None
+    return (torch.cuda.max_memory_allocated(device) - start) / 2**20
 
 
 def with_ddp(device):
@@ -1028,6 +1111,136 @@ if __name__ == "__main__":
 # numbers, which keep only 2 to 3 significant digits, while the loss itself,
 # computed from ``float32`` scores, loses nothing more.
 #
+# .. _fsdp2-step-memory:
+#
+# What a step holds
+# -----------------
+#
+# Two processes build the model again and measure, each in its own memory,
+# what activation checkpointing and each way to accumulate change, on the
+# first global batch:
+#
+# * ``saved_for_backward`` runs the model's forward on one micro-batch inside
+#   ``torch.autograd.graph.saved_tensors_hooks``, whose first function
+#   autograd calls with every tensor it saves for the backward: it adds up
+#   their bytes, each storage once, the parameters left out. That is the
+#   activations' size, exactly and on any device; with ``recompute=True`` it
+#   is what the checkpointed blocks keep. A forward pre-hook counts how many
+#   times the second block's forward runs in the step.
+# * ``held_while_accumulating`` runs the micro-batches of the step one way
+#   inside ``MemTracker`` (``torch.distributed._tools.mem_tracker``), a
+#   private tool of PyTorch's, which may change between releases: it counts
+#   the bytes of every tensor made in its context, on any device, where the
+#   CPU has no counter like ``torch.cuda.memory_allocated``. It reports what
+#   the process holds after the first micro-batch, the pieces of the
+#   parameters included.
+#
+# On a GPU, each also reports CUDA's peak over the step,
+# ``torch.cuda.max_memory_allocated`` above what ``count_memory_from_here``
+# found; rank 0 says when there is none to report.
+
+
+def saved_for_backward(model, x):
+    """The model's output for ``x``, and the bytes autograd saved for the backward while
+    computing it (each storage once, the parameters left out)."""
+    saved = {}
+
+    def pack(tensor):
+        parameters = {local(p).untyped_storage().data_ptr() for p in model.parameters()}
+        storage = tensor.untyped_storage()
+        if storage.data_ptr() not in parameters:
+            saved[storage.data_ptr()] = storage.nbytes()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        output = model(x)
+    return output, sum(saved.values())
+
+
+def with_checkpointing(device, recompute, x, y):
+    """One micro-batch's forward and backward, with or without activation checkpointing: the
+    bytes saved for the backward, the second block's forward runs, the gradients, CUDA's peak."""
+    start = count_memory_from_here(device)
+    model = sharded_model(device, torch.bfloat16, recompute)
+    second = model.blocks[1]._checkpoint_wrapped_module if recompute else model.blocks[1]
+    runs = []
+    second.register_forward_pre_hook(lambda module, args: runs.append(module))
+    output, saved = saved_for_backward(model, x)
+    F.cross_entropy(output, y).backward()
+    gradients = [local(p.grad).clone() for p in model.parameters()]
+    return saved, len(runs), gradients, peak_above(device, start)
+
+
+def held_while_accumulating(device, way, pieces):
+    """The bytes this process holds after the first micro-batch, accumulating ``way``; and
+    CUDA's peak over the step."""
+    start = count_memory_from_here(device)
+    model = sharded_model(device, torch.bfloat16)
+    after_first = []
+    with MemTracker() as tracker:
+
+        def after(number):
+            if number == 1:
+                after_first.append(tracker.get_tracker_snapshot()[device]["Total"])
+            tracker.reset_mod_stats()  # so that it follows the model's next forward too
+
+        accumulate(model, pieces, way, after)
+    return after_first[0], peak_above(device, start)
+
+
+def step_memory():
+    """A job: what activation checkpointing and each way to accumulate change in what this
+    process holds; log it and return it."""
+    _, _, device, log = this_process()
+    pieces = micro_batches(*next(global_batches(device)))
+    x, y = pieces[0]
+    plain, checkpointed = [with_checkpointing(device, recompute, x, y) for recompute in (False, True)]
+    log(f"one micro-batch of {len(x)} rows: {plain[0]:,} bytes saved for the backward,"
+        f" {checkpointed[0]:,} with activation checkpointing; blocks.1's forward ran"
+        f" {plain[1]} time without it and {checkpointed[1]} times with it")
+    difference = max((a - b).abs().max().item() for a, b in zip(plain[2], checkpointed[2]))
+    log(f"gradients with checkpointing against without: largest difference {difference:.1e}")
+    gpu = device.type == "cuda"
+    log(f"{'accumulation':<17}{'bytes held after micro-batch 1':>31}"
+        + ("  CUDA peak MiB" if gpu else ""))
+    held = {}
+    for way in ACCUMULATE:
+        held[way] = held_while_accumulating(device, way, pieces)
+        after_first, cuda = held[way]
+        log(f"{way:<17}{after_first:>31,}" + (f"{cuda:>15.2f}" if gpu else ""))
+    if gpu:
+        log(f"CUDA peak MiB, one micro-batch: {plain[3]:.2f} without activation checkpointing,"
+            f" {checkpointed[3]:.2f} with it")
+    else:
+        log("no CUDA peak to report: this process ran on the CPU")
+    return {"saved": (plain[0], checkpointed[0]), "runs": (plain[1], checkpointed[1]),
+            "rows": len(x), "difference": difference, "held": held}
+
+
+if __name__ == "__main__":
+    held = show(2, launch(2, step_memory))[0]
+
+# %%
+# Per row, a block saves 64 + 64 + 256 + 256 + 2 = 642 numbers without
+# checkpointing (its input, the ``LayerNorm``'s output, the widened output
+# before and after GELU, and the ``LayerNorm``'s two numbers), and only its
+# 64-number input with it, all in bfloat16; what the first and the last layer
+# save is the same both ways. In exchange, each checkpointed block runs its
+# forward twice per micro-batch, the second time in the backward, and the
+# gradients come out the same: the recomputation runs the same operations on
+# the same numbers.
+#
+# Between micro-batches, ``"sharded"`` holds the pieces of the parameters and
+# of the gradients. ``"whole"`` holds the whole ``float32`` gradient of every
+# group instead of its pieces, as much as DDP holds, with any number of
+# processes, and ``"whole, gathered"`` the whole bfloat16 model on top. With
+# more processes the first row shrinks, and the others shrink only by the
+# pieces of the parameters. Accumulating whole saves the reduce-scatters of
+# all the micro-batches but the last (and with ``"whole, gathered"`` the
+# all-gathers of the forwards after the first): it suits a model whose whole
+# gradient, or whole gradient and parameters, fit in every process beside the
+# rest, when communication is what limits the step.
+#
 # What to remember
 # ----------------
 #
@@ -1038,19 +1251,26 @@ if __name__ == "__main__":
 #   checkpoint. FSDP2 copies nothing from rank 0 by itself.
 # * Between steps, each process keeps ``1/WORLD_SIZE`` of the parameters,
 #   gradients and optimizer state. Within a step it also holds whole the
-#   block it computes (with the next one, gathered ahead) and the root
-#   group, from its forward to the end of the backward, and, with the
-#   accumulation used here, every group's gradient until the last
-#   micro-batch.
+#   block it computes (in the backward, with the next one, gathered ahead),
+#   the root group from its forward to the end of the backward, and its
+#   activations, which sharding does not shrink: activation checkpointing
+#   (``checkpoint_wrapper`` on each block, before ``fully_shard``) keeps only
+#   each block's input and computes the rest again in the backward.
 # * Mixed precision: ``MixedPrecisionPolicy`` with bfloat16 parameters,
 #   ``float32`` gradient reduction, and ``output_dtype=torch.float32`` on the
 #   root group only.
-# * Accumulate with ``model.set_requires_gradient_sync(False)`` on all
-#   micro-batches but the last (whole gradients are held until then); clip
-#   with ``clip_grad_norm_`` as usual while every gradient is on one mesh.
+# * Accumulate with a reduce-scatter after every micro-batch (the default),
+#   which keeps gradients sharded, or with
+#   ``model.set_requires_gradient_sync(False)`` on all micro-batches but the
+#   last, which saves those reduce-scatters and holds whole gradients until
+#   then; clip with ``clip_grad_norm_`` as usual while every gradient is on
+#   one mesh.
 # * Checkpoint the whole training state with DCP: model and optimizer
 #   (``get_state_dict``), schedule and steps, which DCP writes once, and each
 #   process's random states (CPU and GPU) under a key of its own. It resumes
 #   with any number of processes, from a folder they can all reach (the
 #   random states only with as many); a full state dict on rank 0 is for use
 #   without FSDP2.
+# * :ref:`The next tutorial <fsdp2-at-scale-tutorial>` measures the choices
+#   of resharding and prefetching, starts from values that no process holds
+#   whole, compiles each block and shards with HSDP.

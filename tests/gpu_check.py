@@ -22,11 +22,12 @@ Runs, each under its own time limit, and writes one report
    must fall back to the CPU and ``gloo``, saying so, and open no CUDA
    context: ``nvidia-smi --query-compute-apps`` is watched while it runs);
    every process's line says where it ran; plot_04 and plot_05 again, to
-   resume from their checkpoints;
+   resume from their checkpoints; plot_06 first with one process, which
+   writes its seed checkpoint, then with each number, which trains from it;
 5. ``notebook_NN``: each tutorial's notebook, executed in a kernel that has
    first called ``torch.cuda.is_available()`` and run a backward pass, as a
    reader's kernel may have: plot_01 and plot_02 must run to the end; the
-   launchers of plot_03 to plot_05 must run too on a machine without GPUs,
+   launchers of plot_03 to plot_06 must run too on a machine without GPUs,
    and refuse, saying so, on one with GPUs;
 6. ``outputs``: ``make outputs`` with a throwaway key, whose recording is then
    verified and its result headers listed.
@@ -65,6 +66,7 @@ PAGES = {
     "03": "plot_03_distributed_data_parallel",
     "04": "plot_04_train_with_ddp",
     "05": "plot_05_fsdp2",
+    "06": "plot_06_fsdp2_at_scale",
 }
 # What one run cannot prove, by the number of GPUs it had.
 OUT_OF_REACH = (
@@ -277,6 +279,25 @@ def reader_commands(gpus):
                 f"05-torchrun{n}",
             ),
         ]
+    steps.append(
+        (
+            "read_06_seed",
+            [*torchrun, "--nproc-per-node=1", page["06"]],
+            [f"rank 0: {where(0, 1, gpus)}", "wrote the seed checkpoint seed:"],
+            "06",
+        )
+    )
+    for n in counts:
+        fallback = [more] if gpus and n == gpus + 1 else []
+        ranks = [f"rank {r}: {where(r, n, gpus)}" for r in range(n)]
+        steps.append(
+            (
+                f"read_06_torchrun{n}",
+                [*torchrun, f"--nproc-per-node={n}", page["06"]],
+                ranks + ["values from seed", "step 3: loss"] + fallback,
+                "06",
+            )
+        )
     return steps
 
 
@@ -320,7 +341,7 @@ POISON = """import torch
 print("CUDA available:", torch.cuda.is_available())  # the usual first cell
 torch.ones(1, requires_grad=True).sum().backward()  # and a backward pass
 """
-REFUSED = "this machine has GPUs"  # what the launchers of plot_03 to plot_05 say in a notebook
+REFUSED = "this machine has GPUs"  # what the launchers of plot_03 to plot_06 say in a notebook
 
 
 def notebook_steps(gpus):
@@ -328,7 +349,7 @@ def notebook_steps(gpus):
     steps = []
     for number, name in PAGES.items():
         found = sorted((ROOT / "_build" / "html" / "en" / "_downloads").rglob(f"{name}.ipynb"))
-        launches = number in ("03", "04", "05")
+        launches = number in ("03", "04", "05", "06")
         expected = f"refused: {REFUSED}" if launches and gpus else "ran to the end"
         steps.append((f"notebook_{number}", found[0] if found else None, expected))
     return steps

@@ -56,6 +56,13 @@ NAMES = (
     "replicate",
     "gather",
     "Markdown",
+    "Docker",
+    "Hugging Face",
+    "safetensors",
+    "Triton",
+    "Inductor",
+    "Ampere",
+    "Flight Recorder",
 )
 
 # Everything the reader sees or hears, as (where, text) pairs.

@@ -30,7 +30,12 @@ from torch.utils.data import DistributedSampler  # noqa: E402
 EXAMPLE = ROOT / "examples" / "plot_03_distributed_data_parallel.py"
 LAUNCHING = [
     ROOT / "examples" / name
-    for name in ("plot_03_distributed_data_parallel.py", "plot_04_train_with_ddp.py", "plot_05_fsdp2.py")
+    for name in (
+        "plot_03_distributed_data_parallel.py",
+        "plot_04_train_with_ddp.py",
+        "plot_05_fsdp2.py",
+        "plot_06_fsdp2_at_scale.py",
+    )
 ]
 WORLD_SIZES = (1, 2, 3, 8)
 # From the issue: samples per process and how many of all are repeats.
@@ -248,8 +253,8 @@ def decisions(path):
     return "\n".join(ast.unparse(node) for node in chosen).replace(path.name, "PAGE")
 
 
-def test_the_three_pages_decide_where_processes_run_and_start_alike():
-    """Each page is a script of its own, so this code is written three times: it must not drift."""
+def test_the_four_pages_decide_where_processes_run_and_start_alike():
+    """Each page is a script of its own, so this code is written four times: it must not drift."""
     assert len({decisions(path) for path in LAUNCHING}) == 1, [decisions(path) for path in LAUNCHING]
 
 

@@ -76,7 +76,7 @@ def test_every_rank_of_every_command_must_say_where_it_ran(gpus):
         on_gpus = gpus >= processes
         for rank in range(processes):
             where = f"nccl on cuda:{rank}" if on_gpus else "gloo on cpu"
-            for page in ("04_torchrun", "04_again", "05_torchrun", "05_again"):
+            for page in ("04_torchrun", "04_again", "05_torchrun", "05_again", "06_torchrun"):
                 assert f"rank {rank}: {where}" in steps[f"read_{page}{processes}"]
         for page in ("03_torchrun", "03_spawn"):
             lines = steps[f"read_{page}{processes}"]
@@ -85,7 +85,9 @@ def test_every_rank_of_every_command_must_say_where_it_ran(gpus):
                 == processes
             )
         fallback = f"{gpus + 1} processes on this machine and {gpus} GPU"
-        assert (fallback in steps[f"read_04_torchrun{processes}"]) == (gpus > 0 and not on_gpus)
+        for page in ("04", "06"):
+            assert (fallback in steps[f"read_{page}_torchrun{processes}"]) == (gpus > 0 and not on_gpus)
+    assert steps["read_06_seed"][0] == f"rank 0: {'nccl on cuda:0' if gpus else 'gloo on cpu'}"
 
 
 def test_what_a_run_cannot_prove_is_named_for_its_gpus():
@@ -99,5 +101,5 @@ def test_what_a_run_cannot_prove_is_named_for_its_gpus():
 def test_the_notebooks_of_the_launching_pages_must_refuse_on_gpus_and_run_without():
     expected = {name: line for name, _, line in gpu_check.notebook_steps(1)}
     assert expected["notebook_01"] == expected["notebook_02"] == "ran to the end"
-    assert {expected[f"notebook_0{n}"] for n in (3, 4, 5)} == {f"refused: {gpu_check.REFUSED}"}
+    assert {expected[f"notebook_0{n}"] for n in (3, 4, 5, 6)} == {f"refused: {gpu_check.REFUSED}"}
     assert {line for _, _, line in gpu_check.notebook_steps(0)} == {"ran to the end"}

@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GALLERY = ROOT / "docs" / "auto_examples"
 DDP_PAGE = "plot_04_train_with_ddp"
 FSDP_PAGE = "plot_05_fsdp2"
+AT_SCALE = "plot_06_fsdp2_at_scale"  # its own tests: test_fsdp2_at_scale.py
 DDP_SIZES = (1, 2, 3, 8)
 FSDP_SIZES = (2, 4)
 HELD_OUT = 500
@@ -111,7 +112,7 @@ def epochs(lines):
 @pytest.fixture(scope="module")
 def executed(site):
     """The session's build executed the examples (the ``site`` fixture builds)."""
-    for page in (DDP_PAGE, FSDP_PAGE):
+    for page in (DDP_PAGE, FSDP_PAGE, AT_SCALE):
         assert (GALLERY / f"{page}.rst").is_file(), page
     return GALLERY
 
@@ -275,7 +276,7 @@ def test_collectives_give_every_process_the_same_result(executed):
     ]
 
 
-@pytest.mark.parametrize("page", [DDP_PAGE, FSDP_PAGE])
+@pytest.mark.parametrize("page", [DDP_PAGE, FSDP_PAGE, AT_SCALE])
 def test_outputs_are_clean(executed, page):
     text = "\n".join(line for _, block in outputs(page) for line in block).lower()
     for word in ("warn", "error", "traceback", "deprecat"):
@@ -440,6 +441,80 @@ def fsdp_losses(line):
     return [float(x) for x in re.search(r"losses:? (.*)", line)[1].split(", ")]
 
 
+def step_memory(page):
+    """What the section "What a step holds" printed: rows, bytes saved without and with
+    checkpointing, the second block's forward runs each way, and the bytes each way to
+    accumulate held after the first micro-batch."""
+    block = block_after(FSDP_PAGE, "What a step holds")
+    assert block[0] == header(2)
+    match = re.fullmatch(
+        r"\[rank 0\] one micro-batch of (\d+) rows: ([\d,]+) bytes saved for the backward, ([\d,]+) with"
+        r" activation checkpointing; blocks\.1's forward ran (\d+) time without it and (\d+) times"
+        r" with it",
+        block[1],
+    )
+    assert match, block[1]
+    rows, without, checkpointed, once, twice = (int(g.replace(",", "")) for g in match.groups())
+    held = {}
+    for way in page["ACCUMULATE"]:
+        (line,) = [x for x in block if re.fullmatch(rf"\[rank 0\] {way}\s+[\d,]+(\s+[\d.]+)?", x)]
+        held[way] = int(line.split()[-1 if on_the_cpu(2) else -2].replace(",", ""))
+    return block, rows, (without, checkpointed), (once, twice), held
+
+
+def saved_by_autograd(output, parameters):
+    """The bytes of the tensors that autograd's nodes hold for the backward of *output*, read
+    from the nodes themselves (``_saved_*``), each storage once, the parameters left out."""
+    own = {p.untyped_storage().data_ptr() for p in parameters}
+    saved, seen, todo = {}, set(), [output.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        for name in dir(node):
+            if name.startswith("_saved_") and isinstance(value := getattr(node, name), torch.Tensor):
+                storage = value.untyped_storage()
+                if storage.data_ptr() not in own:
+                    saved[storage.data_ptr()] = storage.nbytes()
+        todo += [next_node for next_node, _ in node.next_functions]
+    return sum(saved.values())
+
+
+def test_checkpointing_saves_each_blocks_input_only_and_runs_it_twice(executed, fsdp_page):
+    """The page's count (saved_tensors_hooks, in the FSDP2 job) against what autograd's nodes
+    hold for the same micro-batch in one process, in bfloat16 as the policy computes."""
+    _, rows, (without, checkpointed), runs, _ = step_memory(fsdp_page)
+    assert rows == GLOBAL_BATCH // 2 // fsdp_page["MICRO_BATCHES"]
+    assert runs == (1, 2)  # the second run is the recomputation, in the backward
+    torch.manual_seed(0)
+    model = fsdp_page["Net"]().to(torch.bfloat16)
+    x = torch.randn(rows, 2).to(torch.bfloat16)
+    assert without == saved_by_autograd(model(x), model.parameters())
+    block = model.blocks[0]
+    inputs = torch.randn(rows, fsdp_page["WIDTH"], dtype=torch.bfloat16, requires_grad=True)
+    per_block = saved_by_autograd(block(inputs), block.parameters())  # its input among them
+    kept = inputs.nbytes  # what a checkpointed block keeps: its input
+    assert checkpointed == without - fsdp_page["DEPTH"] * (per_block - kept)
+    assert per_block == rows * (64 + 64 + 256 + 256 + 2) * 2  # the page's count per row
+    (line,) = [x for x in block_after(FSDP_PAGE, "What a step holds") if "largest difference" in x]
+    assert line.endswith("largest difference 0.0e+00")
+
+
+def test_accumulating_whole_holds_a_whole_float32_gradient(executed, fsdp_page):
+    """After the first micro-batch, each way holds what it promises, counted from the model's
+    shapes: the pieces of parameters and gradients; the whole float32 gradient instead of its
+    pieces; and the whole bfloat16 model as FSDP2 gathers it (its padded rows included)."""
+    *_, held = step_memory(fsdp_page)
+    shapes = full_shapes(fsdp_page).values()
+    whole = sum(math.prod(s) for s in shapes)
+    piece = sum(math.prod(torch.zeros(s).chunk(2)[0].shape) for s in shapes)  # rank 0's
+    padded = sum(math.ceil(s[0] / 2) * 2 * math.prod(s[1:]) for s in shapes)
+    assert 0 <= held["sharded"] - 8 * piece < 64  # 4 bytes each; and a scalar or two
+    assert held["whole"] - held["sharded"] == 4 * (whole - piece)
+    assert held["whole, gathered"] - held["whole"] == 2 * padded
+
+
 # -- the examples' own functions, on small jobs ---------------------------------
 
 
@@ -482,7 +557,7 @@ def who_listens_on_the_store_port():
 
 
 @pytest.mark.skipif(not Path("/proc/net/tcp").is_file(), reason="reads Linux's /proc")
-@pytest.mark.parametrize("page", ["plot_03_distributed_data_parallel", DDP_PAGE, FSDP_PAGE])
+@pytest.mark.parametrize("page", ["plot_03_distributed_data_parallel", DDP_PAGE, FSDP_PAGE, AT_SCALE])
 def test_the_launcher_holds_the_store_port_and_no_rank_opens_it(page):
     """The store is the launcher's, bound before any process learns its port: no port is
     free between being picked and being used, for a side-by-side job to take (it was, in
@@ -697,7 +772,7 @@ def collective_tensors_without_a_device(path):
     return found
 
 
-@pytest.mark.parametrize("page", ["plot_03_distributed_data_parallel", DDP_PAGE, FSDP_PAGE])
+@pytest.mark.parametrize("page", ["plot_03_distributed_data_parallel", DDP_PAGE, FSDP_PAGE, AT_SCALE])
 def test_every_tensor_a_collective_gets_is_made_on_the_process_device(page):
     assert collective_tensors_without_a_device(ROOT / "examples" / f"{page}.py") == []
 
