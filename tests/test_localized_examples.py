@@ -135,6 +135,75 @@ def test_the_english_downloads_are_the_english_sources(site, example):
     assert not CJK.search(json.dumps(notebook, ensure_ascii=False))
 
 
+LABELS = sorted(
+    {
+        label
+        for path in (ROOT / "examples").glob("plot_*.py")
+        for label in re.findall(r"^# \.\. _([\w-]+):", path.read_text("utf-8"), re.M)
+    }
+)
+
+
+def markdown_words(markdown):
+    """What Jupyter shows of *markdown*, parsed as CommonMark with tables: (text, inline code)."""
+    from markdown_it import MarkdownIt
+
+    shown, code = [], []
+    for block in MarkdownIt("commonmark").enable("table").parse(markdown):
+        for token in block.children or ():
+            (code if token.type == "code_inline" else shown).append(token.content)
+    return shown, code
+
+
+@pytest.mark.parametrize("lang", ["en", *TRANSLATIONS])
+def test_a_notebook_shows_no_rest(site, lang):
+    """Sphinx-Gallery's converter leaves reST in a notebook's Markdown; Jupyter would show it."""
+    assert LABELS, "the tutorials have no reference label"
+    for example in EXAMPLES:
+        notebook = json.loads(download(site, lang, example, ".ipynb").read_text("utf-8"))
+        for number, cell in enumerate(notebook["cells"], 1):
+            if cell["cell_type"] != "markdown":
+                continue
+            where = f"{lang} {example}.ipynb, cell {number}"
+            shown, code = markdown_words("".join(cell["source"]))
+            text = "\n".join(shown)
+            assert "\\" not in text, (where, text)  # reST's escaped space shows as a backslash
+            assert not re.search(r"^\.\. |:[a-z]+:`", text, re.M), (where, text)  # directives, roles
+            # A :ref: turned into code: its label, alone or after its title in <>.
+            refs = [c for c in code if c in LABELS or re.search(r"<[\w-]+>$", c)]
+            assert refs == [], (where, refs)
+        with zipfile.ZipFile(download(site, lang, example, ".zip")) as archive:
+            assert json.loads(archive.read(f"{example}.ipynb")) == notebook
+
+
+def test_a_notebook_reference_reads_as_its_title():
+    """:func:`plain_markdown` gives a reference the words its page shows: its title, else the
+    title of the section its label leads to; code and fenced blocks are left as they are."""
+    from extensions.localized_examples import plain_markdown
+
+    cell = (
+        ".. rst-class:: collapsed\n\n## How\n\nSee `the first page <first>`, `second` and "
+        "``a\\ b``; a ``DTensor``\\ s and *x*\\ y. `unknown`\n\n```bash\necho a\\ b\n```\n"
+    )
+    notebook = {
+        "cells": [{"cell_type": "markdown", "source": cell}, {"cell_type": "code", "source": "a\\ b"}]
+    }
+    plain = plain_markdown(notebook, {"first": "First", "second": "The second page"})
+    assert plain["cells"][0]["source"] == (
+        "## How\n\nSee the first page, The second page and ``a\\ b``; a ``DTensor``s and *x*y. "
+        "`unknown`\n\n```bash\necho a\\ b\n```\n"
+    )
+    assert plain["cells"][1] == notebook["cells"][1]
+    table = (
+        ".. list-table::\n   :header-rows: 1\n   :stub-columns: 1\n\n   * - Aspect\n     - ``a|b``\n"
+        "   * - Speed\n     - Slower: the threads\n       compete\n\nAfter.\n"
+    )
+    plain = plain_markdown({"cells": [{"cell_type": "markdown", "source": table}]}, {})
+    assert plain["cells"][0]["source"] == (
+        "| Aspect | ``a\\|b`` |\n| --- | --- |\n| **Speed** | Slower: the threads compete |\n\nAfter.\n"
+    )
+
+
 def test_no_tutorial_reads_its_docstrings_so_a_download_with_the_english_tokens_prints_the_same():
     """A Chinese download differs from the English only in comments and docstrings (the test above).
 

@@ -12,7 +12,9 @@ From the English script (``examples/plot_*.py``) and the page's catalog:
 * **downloads**: the script with its prose, comments and docstrings translated,
   the notebook Sphinx-Gallery's converter makes of it, and their zip, each
   checked token for token against the English (and each Markdown cell by make
-  check's notebook rule) in every translated HTML build.
+  check's notebook rule) in every translated HTML build;
+* **notebooks**, in every language, keep nothing only reST reads, which
+  Sphinx-Gallery's converter leaves in their Markdown (:func:`plain_markdown`).
 """
 
 import functools
@@ -499,6 +501,63 @@ def notebook_refusals(english, notebook):
     return refused
 
 
+# What Sphinx-Gallery's reST-to-Markdown converter leaves that only reST reads.
+CODE = re.compile(r"(```.*?```|``.+?``)", re.DOTALL)  # fenced blocks and code spans: kept as they are
+REFERENCE = re.compile(r"`([^`<>]+?)\s*<([^`<>]+)>`|`([^`\s]+)`")  # a :ref: with its role taken away
+CLASS = re.compile(r"^[ \t]*\.\. rst-class::[^\n]*\n\n?", re.MULTILINE)
+TABLE = re.compile(r"^\.\. list-table::[^\n]*\n((?:[ \t]+[^\n]*\n|\n)*)", re.MULTILINE)
+
+
+def markdown_table(match):
+    """A ``list-table`` directive as a Markdown table (its stub column in bold)."""
+    options, rows = dict(re.findall(r"^\s*:([\w-]+):\s*(.*)$", match[1], re.MULTILINE)), []
+    for line in match[1].splitlines():
+        item = re.match(r"\s*(\* )?- (.*)", line)
+        if item:
+            rows += [[]] if item[1] else []
+            rows[-1].append(item[2].strip())
+        elif rows and line.strip():  # a cell's next line
+            rows[-1][-1] += " " + line.strip()
+    stub, heads = int(options.get("stub-columns", 0)), int(options.get("header-rows", 0))
+    cells = [
+        [f"**{c}**" if i < stub and r >= heads else c for i, c in enumerate(row)]
+        for r, row in enumerate(rows)
+    ]
+    lines = ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
+    lines.insert(max(heads, 1), "|" + " --- |" * len(rows[0]))
+    if not heads:
+        lines.insert(0, "|" + "  |" * len(rows[0]))
+    return "\n".join(lines) + "\n\n"
+
+
+def plain_markdown(notebook, titles):
+    """Return *notebook* with its Markdown cells freed of the reST Sphinx-Gallery leaves there.
+
+    The escaped space (``\\ ``, which reST shows as nothing and Markdown shows as
+    a backslash), ``.. rst-class::`` lines, a ``list-table`` (made a Markdown
+    table), and a ``:ref:``, which the converter
+    turns into code: a reference becomes the words the page shows, its own
+    title or, given a label only, the title of the section it leads to
+    (*titles*: label to title, in the build's language).
+    """
+
+    def words(match):
+        title, label, bare = match.groups()
+        return title if label in titles else titles.get(bare, match[0])
+
+    def plain(text):
+        text = TABLE.sub(markdown_table, CLASS.sub("", text))
+        parts = CODE.split(text)
+        parts[::2] = [REFERENCE.sub(words, part).replace("\\ ", "") for part in parts[::2]]
+        return "".join(parts)
+
+    cells = [
+        {**cell, "source": plain("".join(cell["source"]))} if cell["cell_type"] == "markdown" else cell
+        for cell in notebook["cells"]
+    ]
+    return {**notebook, "cells": cells}
+
+
 def _notebook(path, gallery_conf, folder=None):
     """The notebook of the script at *path*, as Sphinx-Gallery makes the English one (its blocks
     cleaned as its ``_clean_script_blocks`` does)."""
@@ -521,18 +580,25 @@ WEB_BUILDERS = ("html", "dirhtml", "singlehtml")
 
 
 def make_downloads(app, env):
-    """In a translated HTML build, make and check every example's downloads, once the pages
-    are read (Sphinx's roles need a document); a refusal fails the build with the pages'."""
+    """In an HTML build, make every example's notebook in plain Markdown; in a translated one,
+    make and check every example's downloads, once the pages are read (Sphinx's roles need a
+    document, and the references' titles are known); a refusal fails the build with the pages'."""
     app.dp_downloads = {}
-    if app.builder.name not in WEB_BUILDERS or not is_translated_build(app.config):
+    if app.builder.name not in WEB_BUILDERS:
         return []
+    titles = {label: title for label, (_, _, title) in env.get_domain("std").labels.items() if title}
     parse, gallery = rst_document, app.config.gallery_folder
     for docname in sorted(env.found_docs):
         example = example_of(app, docname) if docname.startswith(gallery + "/") else None
         if example is None:
             continue
+        if not is_translated_build(app.config):
+            with open(example, encoding="utf-8") as source:  # Sphinx-Gallery's English script
+                script, notebook = source.read(), _notebook(example, app.config.sphinx_gallery_conf)
+            app.dp_downloads[docname] = (script, plain_markdown(notebook, titles))
+            continue
         script, notebook, refused = _remembered_downloads(app, docname, example, parse)
-        app.dp_downloads[docname] = (script, notebook)
+        app.dp_downloads[docname] = (script, plain_markdown(notebook, titles))
         found = refusals_of(env)[f"{docname} (downloads)"] = []
         _note_refusals(app, docname, refused, found)
     return []
@@ -552,7 +618,8 @@ def _remembered_downloads(app, docname, example, parse):
 
 
 def write_downloads(app, exception):
-    """In a translated HTML build, write each example's downloads over Sphinx-Gallery's English."""
+    """In an HTML build, write each example's downloads over Sphinx-Gallery's: its notebook (and
+    so its zip) in every language, its script too in a translation."""
     if exception is not None or app.builder.name not in WEB_BUILDERS:
         return
     made = getattr(app, "dp_downloads", {})
@@ -561,7 +628,7 @@ def write_downloads(app, exception):
     for source, dest in downloads.items():
         docname = os.path.splitext(source)[0]
         if not source.endswith(".py") or docname not in made:
-            continue  # not an example's, or an English build (made nothing)
+            continue  # not an example's
         if not os.path.isfile(os.path.join(folder, dest)):
             continue  # a copy without downloads
         script, notebook = made[docname]
