@@ -285,6 +285,14 @@ def per_process_batch_size(world_size):
 # on its own GPU when the machine has one for each process, and stops before
 # the rest of the page. On a machine with fewer GPUs than ``--nproc-per-node``,
 # or none, every process trains on the CPU with ``gloo``.
+#
+# Under ``torchrun`` each process prints to the terminal itself, so the
+# processes' lines arrive in the order they are printed and can interleave;
+# this page's outputs were collected process by process and are shown in rank
+# order. ``torchrun --tee 3`` starts each line with the number of the process
+# that printed it (``[default0]:``) and also writes each process's output to
+# files of its own under ``--log-dir``; ``--local-ranks-filter 0`` shows only
+# the lines of the process whose ``LOCAL_RANK`` is 0.
 
 if __name__ == "__main__" and "LOCAL_RANK" in os.environ:
     world_size = int(os.environ["WORLD_SIZE"])

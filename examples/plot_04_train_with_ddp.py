@@ -460,6 +460,14 @@ def accumulation_check(micro_batches=5):
 # completed. Each process trains on its own GPU when the machine has one per
 # process, and on the CPU with ``gloo`` otherwise; each says which when it
 # starts, and rank 0 says why when it is the CPU.
+#
+# Under ``torchrun`` each process prints to the terminal itself, so the
+# processes' lines arrive in the order they are printed and can interleave;
+# this page's outputs were collected process by process and are shown in rank
+# order. ``torchrun --tee 3`` starts each line with the number of the process
+# that printed it (``[default0]:``) and also writes each process's output to
+# files of its own under ``--log-dir``; ``--local-ranks-filter 0`` shows only
+# the lines of the process whose ``LOCAL_RANK`` is 0.
 
 
 def newest_checkpoint(folder):
