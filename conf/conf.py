@@ -9,8 +9,11 @@ languages are the rows of ``languages.py``.
 import os
 import sys
 
-from languages import LANGUAGES
-from extensions.compiled_catalogs import compile_catalogs
+# conf/ holds the extensions' packages: make exports it as PYTHONPATH, sphinx-intl and a
+# bare sphinx-build (as Read the Docs runs it) do not.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from languages import LANGUAGES  # noqa: E402
+from extensions.compiled_catalogs import compile_catalogs  # noqa: E402
 from site_layout import COMPILED, CONF, DOCS, EXAMPLES, GALLERY_NAME, LOCALE
 
 # -- Project -----------------------------------------------------------------

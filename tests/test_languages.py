@@ -46,9 +46,9 @@ def four_languages(mini_built, tmp_path_factory):
     (project / "docs" / "translation-status.md").write_text(status, "utf-8")  # as the site's
     table = project / "conf" / "languages.py"
     text = table.read_text("utf-8")
-    anchor = "]\nSOURCE = "
-    assert anchor in text, "the table's closing bracket moved; update this test"
-    table.write_text(text.replace(anchor, JAPANESE + anchor, 1), "utf-8")
+    end = text.rfind("]", 0, text.find("\nSOURCE = "))  # the table's closing bracket
+    assert end > 0, "the table no longer ends before SOURCE; update this test"
+    table.write_text(text[:end] + JAPANESE + text[end:], "utf-8")
     make(project, "update-po")
     make(project, "html")
     return project
