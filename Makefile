@@ -86,10 +86,18 @@ seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC
 livehtml: $(VENV)/.installed ## Live preview of one language (default zh_CN) at http://127.0.0.1:PORT (default 8000)
 	$(PY) -m build.live_preview $(LANGUAGES) --port $(PORT)
 
-test: $(VENV)/.installed ## Lint and check the layout (ruff.toml), then run the whole test suite (builds the site once), WORKERS at once
+# Each failure's explanation as it happens (--instafail), not after the last test.
+PYTEST       = $(PY) -m pytest -ra --instafail --numprocesses=$(WORKERS) --maxprocesses=4 --dist=loadfile \
+               --no-loadscope-reorder
+
+test: $(VENV)/.installed ## Fast checks first (ruff, make check, the tests that need no built site), then the tests that build and read the site, WORKERS at once
 	$(PY) -m ruff check --quiet conf tests tools
 	@$(PY) -m ruff format --check --quiet conf tests tools || { echo "make format lays these files out"; exit 1; }
-	$(PY) -m pytest -ra --numprocesses=$(WORKERS) --maxprocesses=4 --dist=loadfile --no-loadscope-reorder tests
+	@$(MAKE) --no-print-directory check
+	@echo "--- the tests that need no built site ---"
+	@$(PYTEST) -m "not site" tests || { echo "the tests that build the site were not run: fix the failures above first"; exit 1; }
+	@echo "--- the tests that build the site once and read it ---"
+	$(PYTEST) -m site tests
 
 format: $(VENV)/.installed ## Lay out the Python of conf/, tests/ and tools/ as make test expects (ruff format)
 	$(PY) -m ruff format --quiet conf tests tools
