@@ -40,6 +40,8 @@ from site_layout import BUILD, ROOT, write_if_changed
 
 WATCHED = ("docs", "examples", "locale", "conf")
 NOT_WATCHED = ("docs/auto_examples/",)
+# What a build writes among the watched files: Sphinx-Gallery's table of run times.
+GENERATED = {"docs/sg_execution_times.rst"}
 STATUS, RELOAD = "/_live/status", "/_live/reload.js"  # the paths live_reload.js polls and is at
 RELOAD_SCRIPT = (Path(__file__).parent / "live_reload.js").read_bytes()
 RELOAD_TAG = b'<script src="%s"></script>' % RELOAD.encode()
@@ -57,7 +59,7 @@ def snapshot(root):
                 subdirs[:] = []
                 continue
             for name in names:
-                if name.endswith((".mo", ".pyc", "~", ".swp")):
+                if name.endswith((".mo", ".pyc", "~", ".swp")) or rel + name in GENERATED:
                     continue
                 path = os.path.join(directory, name)
                 try:
@@ -78,7 +80,8 @@ def is_ours(module):
 
 def errors_of(log):
     """The warning and error lines of a Sphinx run's output *log*, for the banner."""
-    lines = [line for line in log.splitlines() if re.search(r"\b(ERROR|WARNING|CRITICAL)\b|^error", line)]
+    wanted = r"\b(ERROR|WARNING|CRITICAL)\b|^error|^\S+:\d+: \["  # the last: a catalog's error
+    lines = [line for line in log.splitlines() if re.search(wanted, line)]
     return "\n".join(lines[:20]) or log.strip()[-2000:]
 
 
@@ -102,25 +105,26 @@ def rebuild(lang, log, before):
 
 
 def check_and_build(site, lang, log):
-    """Why make html would refuse *lang* (:func:`rebuild`), else build it as make html does."""
-    why = site.preflight(lang)  # the catalogs' errors, each with its file and line
-    if not why:
-        with open(log, "w+", encoding="utf-8") as said:
-            saved = os.dup(2)
-            os.dup2(said.fileno(), 2)  # Sphinx's warnings, for the banner too
-            try:
-                built = site.build_local([lang])
-            except site.BuildError as err:
-                built = False
-                print(err, file=sys.stderr)
-            finally:
-                sys.stderr.flush()
-                os.dup2(saved, 2)
-            said.seek(0)
-            text = said.read()
-        sys.stderr.write(text)
-        why = "" if built else errors_of(text) or "the build failed (see the terminal)"
-    return why
+    """Build *lang* as make html does (:func:`rebuild`); return why it was not published, or ''.
+
+    make html's checks refuse a catalog's errors, each with its file and line, before
+    Sphinx (syntax) or while it runs (the content checks); Sphinx's warnings fail it.
+    """
+    with open(log, "w+", encoding="utf-8") as said:
+        saved = os.dup(2)
+        os.dup2(said.fileno(), 2)  # the checks' errors and Sphinx's warnings, for the banner too
+        try:
+            built = site.build_local([lang])
+        except site.BuildError as err:
+            built = False
+            print(err, file=sys.stderr)
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+        said.seek(0)
+        text = said.read()
+    sys.stderr.write(text)
+    return "" if built else errors_of(text) or "the build failed (see the terminal)"
 
 
 def build(lang, log):
