@@ -50,10 +50,10 @@ html: $(VENV)/.installed ## Build LANGUAGES (default: all) into _build/html/<lan
 outputs: $(VENV)/.installed ## Execute the examples (SHARD=K/N for one shard) here; record their output into OUT, signed with KEY (unsigned without)
 	$(PY) -m build.outputs record $(if $(KEY),--key "$(KEY)") --shard $(SHARD) --out $(OUT)
 
-pdf: html ## Build LANGUAGES' PDF into _build/pdf/<lang>/ (after html; runs no example)
+pdf: html ## Build LANGUAGES' PDF into _build/pdf/<lang>/, linked from the pages in _build/html/<lang>/_offline/ (after html; runs no example)
 	$(PY) -m build.offline pdf $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
-epub: html ## Build LANGUAGES' EPUB into _build/epub/<lang>/ (after html; runs no example)
+epub: html ## Build LANGUAGES' EPUB into _build/epub/<lang>/, linked from the pages in _build/html/<lang>/_offline/ (after html; runs no example)
 	$(PY) -m build.offline epub $(LANGUAGES) $(if $(OUTPUTS),--outputs $(OUTPUTS))
 
 gettext: $(VENV)/.installed ## Extract the English messages into _build/gettext/**.pot (a removed page's template goes)
@@ -83,13 +83,21 @@ check: $(VENV)/.installed ## Check LANGUAGES' catalogs; STRICT=0 reports unfinis
 seed-zh_TW: $(VENV)/.installed ## Fill empty zh_TW entries from zh_CN via OpenCC, marked fuzzy
 	$(PY) -m catalogs.cli seed-zh_TW
 
-livehtml: $(VENV)/.installed ## Live preview of one language (default zh_CN) at http://127.0.0.1:PORT (default 8000)
+livehtml: $(VENV)/.installed ## Live preview of one language (default zh_CN) at http://127.0.0.1:PORT (default 8000), rebuilt into _build/html/ as make html does
 	$(PY) -m build.live_preview $(LANGUAGES) --port $(PORT)
 
-test: $(VENV)/.installed ## Lint and check the layout (ruff.toml), then run the whole test suite (builds the site once), WORKERS at once
+# Each failure's explanation as it happens (--instafail), not after the last test.
+PYTEST       = $(PY) -m pytest -ra --instafail --numprocesses=$(WORKERS) --maxprocesses=4 --dist=loadfile \
+               --no-loadscope-reorder
+
+test: $(VENV)/.installed ## Fast checks first (ruff, make check, the tests that need no built site), then the tests that build and read the site, WORKERS at once
 	$(PY) -m ruff check --quiet conf tests tools
 	@$(PY) -m ruff format --check --quiet conf tests tools || { echo "make format lays these files out"; exit 1; }
-	$(PY) -m pytest -ra --numprocesses=$(WORKERS) --maxprocesses=4 --dist=loadfile --no-loadscope-reorder tests
+	@$(MAKE) --no-print-directory check
+	@echo "--- the tests that need no built site ---"
+	@$(PYTEST) -m "not site" tests || { echo "the tests that build the site were not run: fix the failures above first"; exit 1; }
+	@echo "--- the tests that build the site once and read it ---"
+	$(PYTEST) -m site tests
 
 format: $(VENV)/.installed ## Lay out the Python of conf/, tests/ and tools/ as make test expects (ruff format)
 	$(PY) -m ruff format --quiet conf tests tools

@@ -18,6 +18,9 @@ GLOSSARY = LOCALE / "glossary.csv"
 BUILD = ROOT / "_build"
 POT_DIR = BUILD / "gettext"  # the extracted English: one .pot per page, sphinx.pot for the interface
 COMPILED = BUILD / "catalogs"  # what Sphinx reads: the translations' checked catalogs, compiled
+OFFLINE_FORMATS = ("pdf", "epub")  # make pdf, make epub: _build/<format>/<lang>/, one file each
+# The folder of each language's pages (_build/html/<lang>/) the site links its offline copies in.
+OFFLINE_FOLDER = "_offline"
 
 
 def files_digest(paths):
@@ -40,6 +43,20 @@ def write_if_changed(path, data):
     partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
     partial.write_bytes(data)
     partial.replace(path)
+
+
+def offline_copies(lang):
+    """*lang*'s built offline copies, ``{format: path}``: the one file of _build/<format>/<lang>/."""
+    return {
+        fmt: found[0]
+        for fmt in OFFLINE_FORMATS
+        if len(found := sorted((BUILD / fmt / lang).glob(f"*.{fmt}"))) == 1
+    }
+
+
+def linked_copies(lang):
+    """The names of *lang*'s built offline copies, which its pages link: a change rewrites them."""
+    return ",".join(path.name for path in offline_copies(lang).values())
 
 
 def machinery_version():

@@ -115,6 +115,11 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "data: checks the committed catalogs, not the code (-m 'not data' skips it)"
     )
+    config.addinivalue_line(
+        "markers",
+        "site: needs the built site (given to every test using the site fixture); make test runs"
+        " the others first: -m 'not site'",
+    )
     acquire(ROOT, "make test")
 
 
@@ -132,6 +137,12 @@ def pytest_report_header(config):
     for (what, how), markers in tools.items():
         lines.append(f"missing {what}: the tests marked {', '.join(markers)} will be skipped; install: {how}")
     return lines
+
+
+def pytest_itemcollected(item):
+    """Mark the tests that need the built site (``site``), before ``-m`` selects by it."""
+    if "site" in getattr(item, "fixturenames", ()):
+        item.add_marker(pytest.mark.site)
 
 
 # Each test's seconds when it last ran, in pytest's cache (.pytest_cache).

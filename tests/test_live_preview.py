@@ -305,3 +305,87 @@ def test_the_other_languages_are_served_for_the_switcher(preview):
     _, base = preview
     for lang in ("en", "zh_CN"):  # built once, by make html, after the preview's first build
         wait_for(base.replace("zh_TW/", f"{lang}/") + "index.html", "</html>", timeout=240)
+
+
+# -- The preview shares make html's pages (issue 65) ---------------------------------
+
+
+def start_preview(project, lang="zh_TW"):
+    """Start `make livehtml LANGUAGE=lang` in *project* on a free port; return (process, base URL, log)."""
+    port = free_port()
+    log = project / "preview.log"
+    process = subprocess.Popen(
+        [*FROM_A_TERMINAL, "make", "--no-print-directory", "livehtml", f"LANGUAGE={lang}", f"PORT={port}"],
+        cwd=project,
+        env=outside_env(),
+        stdout=open(log, "w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    return process, f"http://127.0.0.1:{port}/{lang}/", log
+
+
+def test_the_preview_starts_on_make_htmls_pages_and_leaves_them_current(mini_site):
+    """After make html it rebuilds nothing; after a save, make html has nothing to do."""
+    from conftest import run_module
+
+    project = mini_site
+    first = run_module(project, "build.site", "html")  # here: a copy's recordings have other paths
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    process, base, log = start_preview(project)
+    try:
+        wait_for(base.replace("zh_TW/", "_live/status"), '"build": 1', timeout=240)
+        said = log.read_text("utf-8")
+        assert "zh_TW: nothing changed since the last build" in said and "building zh_TW" not in said, said
+        changed = edit_entry(project, "It prints", lambda text: text + "（預覽）")
+        wait_for(base + TUTORIAL + ".html", "（預覽）")
+        wait_for(base.replace("zh_TW/", "_live/status"), '"build": 2')  # its stamps written too
+        built = (project / "_build" / "html" / "zh_TW" / f"{TUTORIAL}.html").read_text("utf-8")
+        assert changed in built  # the preview wrote make html's pages
+    finally:
+        os.killpg(process.pid, signal.SIGINT)
+        process.wait(timeout=30)
+    again = run_module(project, "build.site", "html", "zh_TW")
+    assert "zh_TW: nothing changed since the last build" in again.stdout, again.stdout + again.stderr
+    stale = subprocess.run(
+        [sys.executable, "-c", "from catalogs.source_diff import stale_languages as s; print(s(['zh_TW']))"],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(project / "conf")},
+        capture_output=True,
+        text=True,
+    )
+    assert stale.stdout.strip() == "[]", stale.stdout + stale.stderr  # what make review-diff asks
+
+
+@pytest.mark.browser
+def test_the_failure_banner_shows_the_line_on_a_phone(open_page, tmp_path):
+    """At 390 px wide the catalog's path breaks: its line number is on the screen."""
+    from conftest import SHOTS
+    from extensions.preview_banner import banner
+
+    why = f"{ROOT}/locale/zh_TW/LC_MESSAGES/auto_examples/plot_02_dataparallel_in_depth.po:1234: end-of-line within string"
+    page = tmp_path / "page.html"
+    page.write_text(
+        '<!DOCTYPE html><html lang="zh-TW"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1"><title>t</title></head>'
+        f"<body><p>頁面</p>{banner(ROOT / 'locale', 'zh_TW', why, 'zh-TW')}</body></html>",
+        "utf-8",
+    )
+    opened = open_page(page.as_uri(), viewport={"width": 390, "height": 844})
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    opened.screenshot(path=str(SHOTS / "live-preview-banner-390.png"))
+    where = opened.evaluate(
+        """() => {
+        const pre = document.querySelector('#live-preview-failed pre');
+        const text = pre.firstChild, at = text.data.indexOf(':1234:');
+        const range = document.createRange();
+        range.setStart(text, at);
+        range.setEnd(text, at + 6);
+        const box = range.getBoundingClientRect();
+        return {left: box.left, right: box.right, top: box.top, bottom: box.bottom,
+                overflow: pre.scrollWidth - pre.clientWidth, width: innerWidth, height: innerHeight};
+    }"""
+    )
+    assert where["overflow"] <= 0, where
+    assert 0 <= where["left"] and where["right"] <= where["width"], where
+    assert 0 <= where["top"] and where["bottom"] <= where["height"], where

@@ -1,13 +1,15 @@
 """Live preview of one language: rebuild on every save, reload the page (make livehtml).
 
-Serves ``_build/live/<LANG>/`` at ``http://HOST:PORT/<LANG>/`` and rebuilds it
+Serves ``_build/html/`` at ``http://HOST:PORT/`` and rebuilds ``<LANG>`` there
 whenever a file under ``docs/``, ``examples/``, ``locale/`` or ``conf/``
 changes (not the generated gallery nor the compiled catalogs); open pages
-reload themselves. Each rebuild runs what ``make html`` refuses before it
-publishes (build.site.preflight), then Sphinx into a staging copy of the served
-pages, swapped in only if both passed; after a failed one every page carries a
-banner in its language saying why (extensions/preview_banner.py). The other
-languages are served from ``_build/html/``, so that the language switcher works.
+reload themselves. Each rebuild is ``make html``'s build of that language
+(build.site.build_local): the same checks, options, pages, stamps and staging
+copy swapped in only if it passed. So a preview started after ``make html``
+rebuilds nothing, and after the preview ``make html`` and ``make review-diff``
+find the pages current. After a failed rebuild every page carries a banner in
+its language saying why (extensions/preview_banner.py). The other languages
+are the last ``make html``'s, so that the language switcher works.
 
 Unlike sphinx-autobuild, which starts a new ``sphinx-build`` for every change,
 one process imports Sphinx, the extensions' libraries and jieba's dictionary
@@ -22,7 +24,6 @@ import importlib
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -31,15 +32,16 @@ import threading
 import time
 from pathlib import Path
 
-from sphinx.cmd.build import main as sphinx_main
 
 from build.site import in_child, warm_up
 from languages import LANGUAGES, TRANSLATIONS, by_sphinx_code, select
 from extensions.preview_banner import banner
-from site_layout import BUILD, CONF, ROOT, write_if_changed
+from site_layout import BUILD, ROOT, write_if_changed
 
 WATCHED = ("docs", "examples", "locale", "conf")
 NOT_WATCHED = ("docs/auto_examples/",)
+# What a build writes among the watched files: Sphinx-Gallery's table of run times.
+GENERATED = {"docs/sg_execution_times.rst"}
 STATUS, RELOAD = "/_live/status", "/_live/reload.js"  # the paths live_reload.js polls and is at
 RELOAD_SCRIPT = (Path(__file__).parent / "live_reload.js").read_bytes()
 RELOAD_TAG = b'<script src="%s"></script>' % RELOAD.encode()
@@ -57,7 +59,7 @@ def snapshot(root):
                 subdirs[:] = []
                 continue
             for name in names:
-                if name.endswith((".mo", ".pyc", "~", ".swp")):
+                if name.endswith((".mo", ".pyc", "~", ".swp")) or rel + name in GENERATED:
                     continue
                 path = os.path.join(directory, name)
                 try:
@@ -78,86 +80,65 @@ def is_ours(module):
 
 def errors_of(log):
     """The warning and error lines of a Sphinx run's output *log*, for the banner."""
-    lines = [line for line in log.splitlines() if re.search(r"\b(ERROR|WARNING|CRITICAL)\b|^error", line)]
+    wanted = r"\b(ERROR|WARNING|CRITICAL)\b|^error|^\S+:\d+: \["  # the last: a catalog's error
+    lines = [line for line in log.splitlines() if re.search(wanted, line)]
     return "\n".join(lines[:20]) or log.strip()[-2000:]
 
 
-def rebuild(lang, outdir, doctrees, before):
-    """In the child: what make html checks first, then Sphinx into *outdir*.
+def rebuild(lang, log, before):
+    """In the child: what make html checks first, then make html's build of *lang*.
 
-    Returns (why it failed or '', whether Sphinx ran, the modules it imported but those of *before*).
+    Returns (why it failed or '', the modules it imported but those of *before*).
+    Sphinx's and the build's messages go to the terminal and to *log*, for the banner.
     """
     for name, module in list(sys.modules.items()):
         if is_ours(module):
             del sys.modules[name]
     # Imported again after the lines above: an edit to conf/ is what runs.
-    from build.site import preflight
+    from build import site
+    from checkout_lock import held
 
-    why, ran = preflight(lang), False
-    if not why:
-        args = ["-b", "html", "-q", "-c", str(CONF), "-D", f"language={lang}", "-d", str(doctrees)]
-        args += os.environ.get("SPHINXOPTS", "-W --keep-going").split()
-        with open(outdir.with_name(outdir.name + ".log"), "w+", encoding="utf-8") as said:
-            saved = os.dup(2)
-            os.dup2(said.fileno(), 2)  # Sphinx's warnings, for the banner too
-            try:
-                ran, code = True, sphinx_main([*args, str(ROOT / "docs"), str(outdir)])
-            finally:
-                sys.stderr.flush()
-                os.dup2(saved, 2)
-            said.seek(0)
-            text = said.read()
-        sys.stderr.write(text)
-        why = "" if code == 0 else errors_of(text) or f"sphinx-build exited with {code}"
-    return why, ran, [n for n in set(sys.modules) - before if not is_ours(sys.modules[n])]
+    with held(ROOT, os.environ.get("DP_COMMAND") or f"live preview of {lang}"):
+        return check_and_build(site, lang, log), [
+            n for n in set(sys.modules) - before if not is_ours(sys.modules[n])
+        ]
 
 
-def build(lang, outdir, doctrees):
-    """Rebuild *lang* into *outdir* in a child forked from this warm process.
+def check_and_build(site, lang, log):
+    """Build *lang* as make html does (:func:`rebuild`); return why it was not published, or ''.
 
-    Returns (why it failed or '', seconds, modules it imported, whether Sphinx ran).
+    make html's checks refuse a catalog's errors, each with its file and line, before
+    Sphinx (syntax) or while it runs (the content checks); Sphinx's warnings fail it.
+    """
+    with open(log, "w+", encoding="utf-8") as said:
+        saved = os.dup(2)
+        os.dup2(said.fileno(), 2)  # the checks' errors and Sphinx's warnings, for the banner too
+        try:
+            built = site.build_local([lang])
+        except site.BuildError as err:
+            built = False
+            print(err, file=sys.stderr)
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+        said.seek(0)
+        text = said.read()
+    sys.stderr.write(text)
+    return "" if built else errors_of(text) or "the build failed (see the terminal)"
+
+
+def build(lang, log):
+    """Rebuild *lang* in a child forked from this warm process.
+
+    Returns (why it failed or '', seconds, modules it imported).
     """
     start = time.perf_counter()
     try:
-        why, ran, imported = in_child(rebuild, lang, outdir, doctrees, set(sys.modules))()
+        why, imported = in_child(rebuild, lang, log, set(sys.modules))()
     except Exception as err:  # noqa: BLE001  the banner says it
-        why, ran, imported = f"error: {err!r}", True, []
+        why, imported = f"error: {err!r}", []
         print(why, file=sys.stderr)
-    return why, time.perf_counter() - start, imported, ran
-
-
-class Pages:
-    """The served pages of one language: a link to one of two folders. Each rebuild goes into
-    a copy of the served one (mtimes kept: incremental); a good one replaces the link in one
-    rename, so a request sees the old pages or the new, never a mix."""
-
-    def __init__(self, live, lang):
-        self.link = live / lang
-        self.folders = [live / f".{lang}.a", live / f".{lang}.b"]
-        if self.link.is_dir() and not self.link.is_symlink():  # from an older preview
-            shutil.rmtree(self.folders[0], ignore_errors=True)
-            self.link.rename(self.folders[0])
-        if not self.link.is_symlink():
-            self.folders[0].mkdir(parents=True, exist_ok=True)
-            self.link.symlink_to(self.folders[0].name)
-
-    def served(self):
-        return self.link.parent / os.readlink(self.link)
-
-    def staging(self):
-        """A fresh copy of the served pages to rebuild into."""
-        served = self.served()
-        other = next(f for f in self.folders if f.name != served.name)
-        shutil.rmtree(other, ignore_errors=True)
-        shutil.copytree(served, other, symlinks=True)
-        return other
-
-    def publish(self, folder):
-        """Serve *folder* from now on."""
-        partial = self.link.with_name(f".{self.link.name}.link")
-        partial.unlink(missing_ok=True)
-        partial.symlink_to(folder.name)
-        partial.replace(self.link)
+    return why, time.perf_counter() - start, imported
 
 
 # Imported by a rebuild, but not kept warm: torch starts OpenMP threads that a forked child cannot use.
@@ -182,7 +163,7 @@ class PreviewHandler(http.server.SimpleHTTPRequestHandler):
     status_file = None  # set by serve()
     home = "/"
     hosts = ()  # the Host: values this preview answers, set by serve()
-    lang = None  # the previewed language, served from _build/live/; the others from _build/html/
+    lang = None  # the previewed language; the others are the last make html's
 
     def log_message(self, *args):
         pass
@@ -221,15 +202,6 @@ class PreviewHandler(http.server.SimpleHTTPRequestHandler):
                 " last make html; run make html to build them",
             )
         return super().do_GET()
-
-    def translate_path(self, path):
-        """The previewed language from _build/live/, every other path from _build/html/."""
-        first = path.split("?")[0].split("#")[0].lstrip("/").split("/")[0]
-        if first == self.lang:
-            return super().translate_path(path)
-        return str(
-            Path(BUILD / "html", *Path(super().translate_path(path)).relative_to(self.directory).parts)
-        )
 
     def banner(self):
         """After a failed rebuild, the banner saying why, in the page's language."""
@@ -331,16 +303,14 @@ def main(argv=None):
     lang = langs[0]
     os.environ.setdefault("DP_COMMAND", f"live preview of {lang}")  # for checkout_lock
 
-    live = BUILD / "live"
-    doctrees = BUILD / "doctrees" / f"live-{lang}"
+    live = BUILD / "live"  # the build's status, read by the pages' reload script and the banner
     live.mkdir(parents=True, exist_ok=True)
-    pages = Pages(live, lang)
-    status_file = live / f".{lang}.status.json"
+    status_file, log = live / f".{lang}.status.json", live / f"{lang}.log"
     write_status(status_file, 0, True, 0.0)
     server = os.fork()
     if server == 0:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-        serve(listener, live, status_file, lang)
+        serve(listener, BUILD / "html", status_file, lang)
         os._exit(0)
     listener.close()
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop as on Ctrl-C
@@ -348,25 +318,18 @@ def main(argv=None):
     url = f"http://{args.host}:{args.port}/{lang}/index.html"
     try:
         warm_up([lang])
-        print(f"Building {lang} for the first time (later rebuilds take seconds)...", flush=True)
+        print(f"Building {lang} where make html does, if it changed since (later rebuilds take seconds)...")
         number = 0
         while True:
             before = snapshot(ROOT)
-            staging = pages.staging()
-            why, seconds, imported, ran = build(lang, staging, doctrees)
+            why, seconds, imported = build(lang, log)
             keep_warm(imported)
             number += 1
-            ok = not why
-            if ok:
-                pages.publish(staging)
-            elif ran:
-                # The environment may say pages are current that were never served.
-                (doctrees / "environment.pickle").unlink(missing_ok=True)
-            write_status(status_file, number, ok, seconds, why)
+            write_status(status_file, number, not why, seconds, why)
             verdict = (
                 "rebuilt"
-                if ok
-                else ("rebuild FAILED (see above; serving the last good pages, with a banner)")
+                if not why
+                else "rebuild FAILED (see above; serving the last good pages, with a banner)"
             )
             print(f"[{time.strftime('%H:%M:%S')}] {verdict} in {seconds:.1f} s: {url}", flush=True)
             if number == 1:

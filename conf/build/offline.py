@@ -6,6 +6,9 @@ run through latexmk and xelatex (extensions/offline_copies.py); a character no
 font has fails it, named with its page. Each file replaces the previous one
 only when its build succeeded; a language whose inputs did not change since its
 last good copy is not built again.
+
+A local copy is also placed beside its language's pages (_build/html/<lang>/_offline/),
+which link it from then on: a language's first copy of a format rewrites its pages.
 """
 
 import argparse
@@ -18,7 +21,9 @@ import time
 from pathlib import Path
 
 from languages import select
-from site_layout import BUILD, EXAMPLES, GALLERY, ROOT
+from site_layout import BUILD, EXAMPLES, GALLERY, ROOT, linked_copies
+from extensions.offline_copies import place_copies
+from build import site
 from build.site import (
     CONTENT_CHECKS,
     BuildError,
@@ -152,6 +157,7 @@ def build_local(fmt, langs, outputs=()):
     check_catalogs(list(todo), {"syntax"} | CONTENT_CHECKS)  # what make html refuses too
     check_gallery()
     failed = False
+    linked = {lang: linked_copies(lang) for lang in langs}  # what the pages link now
     for lang, digest in todo.items():
         started = time.monotonic()
         try:
@@ -161,7 +167,21 @@ def build_local(fmt, langs, outputs=()):
             failed = True
             continue
         (stamps / f"{fmt}-{lang}.sha256").write_text(digest)
-    return not failed
+    return link_from_pages(linked, outputs) and not failed
+
+
+def link_from_pages(linked, outputs):
+    """Put each language's copies beside its built pages; rebuild the pages of those whose
+    pages name copies other than the ones now built (*linked*: the names they link)."""
+    pages = BUILD / "html"
+    relink = [lang for lang in linked if (pages / lang).is_dir() and linked_copies(lang) != linked[lang]]
+    for lang in linked:
+        if (pages / lang).is_dir() and lang not in relink:
+            place_copies(lang, pages / lang)
+    if relink:
+        print(f"--- the pages of {', '.join(relink)} link the new copies ---", flush=True)
+        return site.build_local(relink, outputs)
+    return True
 
 
 def build_readthedocs(formats):

@@ -31,7 +31,7 @@ from sphinx_gallery.utils import get_md5sum
 from languages import LANGUAGES, SOURCE, TRANSLATIONS, browser_tags, by_sphinx_code, from_readthedocs, select
 from checkout_lock import held
 from content_security_policy import meta, policy, script_hash
-from site_layout import BUILD, CONF, EXAMPLES, GALLERY, LOCALE, ROOT, language_digest
+from site_layout import BUILD, CONF, EXAMPLES, GALLERY, LOCALE, ROOT, language_digest, linked_copies
 from build.outputs import OutputsError, fetch, published
 from build.review_page import write_review
 from extensions.recordings import choose, committed
@@ -275,7 +275,8 @@ def build_local(langs, outputs=()):
     stamps.mkdir(parents=True, exist_ok=True)
     recordings = use_recordings(outputs)
     sources = {lang.sphinx: language_digest(lang.sphinx) for lang in LANGUAGES}
-    digests = {lang: input_digest(lang, recordings, sources[lang]) for lang in sources}
+    # The pages link the offline copies built (make pdf, make epub): a new one rewrites them.
+    digests = {lang: input_digest(lang, recordings, sources[lang] + linked_copies(lang)) for lang in sources}
 
     def stamped(lang, kind, value):
         return (stamps / f"{lang}.{kind}").is_file() and (stamps / f"{lang}.{kind}").read_text() == value

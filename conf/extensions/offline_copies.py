@@ -4,16 +4,24 @@ For the ``latex`` and ``epub`` builders: the language's file name, title and
 CJK fonts (Noto CJK, SC glyphs for Simplified, TC for Traditional Chinese), and
 in the PDF the site's "Out:" label; :func:`is_offline` tells the transforms. For
 the HTML builder: ``offline_downloads``, where this language's copies are.
+
+A local build links the copies ``make pdf`` and ``make epub`` made, placed in
+``_offline/`` beside the pages (:func:`place_copies`), so that they open
+wherever the pages are served, over HTTP or file://; a copy not built is named
+with the command that builds it, not linked. Read the Docs links its own.
 """
 
 import datetime
 import os
+import shutil
+from pathlib import Path
 
 from docutils import nodes
 from sphinx.locale import _
 from sphinx.util import texescape
 
 from languages import by_sphinx_code
+from site_layout import OFFLINE_FOLDER, OFFLINE_FORMATS, linked_copies, offline_copies
 
 BUILDERS = ("latex", "epub")
 # Noto CJK's regional subsets: the same character drawn the way its readers expect.
@@ -82,6 +90,8 @@ def configure(app, config):
     # Sphinx-Gallery's Binder and JupyterLite badges, which the book never
     # shows: their SVG declares external DTD entities, which EPUB 3 forbids.
     config.epub_exclude_files = [*config.epub_exclude_files, *GALLERY_BADGES]
+    # Which copies the pages link: a change rewrites every page (an "html" value).
+    config.offline_copies_built = linked_copies(config.language)
 
 
 def translated_title(app, env):
@@ -124,34 +134,60 @@ def drop_download_notes(app, doctree, docname):
             node.parent.remove(node)
 
 
+def place_copies(lang, pages):
+    """Make *pages*/_offline/ hold exactly *lang*'s built offline copies (hard links where possible)."""
+    folder = Path(pages) / OFFLINE_FOLDER
+    copies = offline_copies(lang)
+    for old in folder.iterdir() if folder.is_dir() else ():
+        if old.name not in {path.name for path in copies.values()}:
+            old.unlink()
+    for path in copies.values():
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = folder / f".{path.name}.partial"
+        partial.unlink(missing_ok=True)
+        try:
+            os.link(path, partial)
+        except OSError:  # another file system
+            shutil.copy2(path, partial)
+        os.replace(partial, folder / path.name)
+
+
 def add_download_links(app, pagename, templatename, context, doctree):
-    """Give the templates this language's offline copies as ``(label, href)``."""
+    """Give the templates this language's offline copies as ``(label, href, command)``.
+
+    *href* is None for a copy not built: the sidebar names *command*, which builds it.
+    """
     if app.builder.name != "html":
         return
     if os.environ.get("READTHEDOCS_VERSION_TYPE") == "external":
         return  # a pull-request preview builds no offline copies: no dead links
-    stem, lang = file_stem(app.config), by_sphinx_code(app.config.language)
-    version = os.environ.get("READTHEDOCS_VERSION")
-    up = "../" * (pagename.count("/") + 2)  # _build/html/<lang>/<page>.html -> _build/
-    context["offline_downloads"] = [
-        # Where Read the Docs serves a version's downloads, or the local build's file.
-        (
-            fmt.upper(),
-            f"/_/downloads/{lang.rtd}/{version}/{fmt}/"
-            if version
-            else f"{up}{fmt}/{lang.sphinx}/{stem}.{fmt}",
-        )
-        for fmt in ("pdf", "epub")
-    ]
+    lang, version = by_sphinx_code(app.config.language), os.environ.get("READTHEDOCS_VERSION")
+    if version:  # where Read the Docs serves a version's downloads
+        links = {fmt: f"/_/downloads/{lang.rtd}/{version}/{fmt}/" for fmt in OFFLINE_FORMATS}
+    else:
+        up = "../" * pagename.count("/")
+        built = {fmt: path.name for fmt, path in offline_copies(lang.sphinx).items()}
+        links = {
+            fmt: f"{up}{OFFLINE_FOLDER}/{built[fmt]}" if fmt in built else None for fmt in OFFLINE_FORMATS
+        }
+    context["offline_downloads"] = [(fmt.upper(), links[fmt], f"make {fmt}") for fmt in OFFLINE_FORMATS]
+
+
+def publish_copies(app, exception):
+    """Place the local build's offline copies beside its pages (not on Read the Docs)."""
+    if exception is None and app.builder.name == "html" and not os.environ.get("READTHEDOCS"):
+        place_copies(app.config.language, app.outdir)
 
 
 def setup(app):
     """Register the file name setting and the handlers."""
     app.add_config_value("offline_basename", "site", "env", types=[str])
+    app.add_config_value("offline_copies_built", "", "html", types=[str])  # set by configure()
     app.connect("config-inited", configure)
     app.connect("builder-inited", note_builder, priority=400)  # before EPUB checks its values
     app.connect("env-updated", translated_title)
     app.connect("doctree-resolved", label_outputs)
     app.connect("doctree-resolved", drop_download_notes)
     app.connect("html-page-context", add_download_links)
+    app.connect("build-finished", publish_copies)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

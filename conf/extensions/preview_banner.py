@@ -50,8 +50,10 @@ def banner(locale_dir, lang, why, html_lang):
     return (
         f'<div id="live-preview-failed" role="alert" style="{STYLE}">'
         f'<p style="margin:0"><strong>{text(FAILED)}</strong> {text(REASON)}</p>'
-        f'<pre lang="en" style="margin:.3em 0;white-space:pre-wrap;background:none;'
-        f'color:#fff">{reason}</pre><p style="margin:0">{text(FIX)}</p></div>'
+        # A catalog's path has no space to break at: the line number after it must
+        # not run off a phone's screen (390 px), so the lines break anywhere.
+        f'<pre lang="en" style="margin:.3em 0;white-space:pre-wrap;overflow-wrap:anywhere;'
+        f'background:none;color:#fff;font-size:13px">{reason}</pre><p style="margin:0">{text(FIX)}</p></div>'
     )
 
 
