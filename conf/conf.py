@@ -56,7 +56,10 @@ extensions = [
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = [f"{GALLERY_NAME}/*.{kind}" for kind in ("ipynb", "py", "zip")]
+# The guides the repository keeps for its maintainers, reviewers and GPU recorders (README,
+# "Where to go next"): not pages of the site, so neither built nor extracted for translation.
+REPOSITORY_GUIDES = ["maintaining.md", "reviewing.md", "gpu.md"]
+exclude_patterns = [f"{GALLERY_NAME}/*.{kind}" for kind in ("ipynb", "py", "zip")] + REPOSITORY_GUIDES
 # Absolute: the gettext builder resolves template paths against the source
 # folder, the HTML builder against this one.
 templates_path = [str(CONF / "_templates")]

@@ -594,7 +594,7 @@ OFFLINE_TOOLS = ("xelatex", "latexmk", "pdftotext", "pdffonts")
 def offline(site):
     """Build every language's PDF and EPUB (after the site); return {(fmt, lang): path}."""
     if not all(shutil.which(tool) for tool in OFFLINE_TOOLS):
-        pytest.skip("needs TeX Live (xelatex, latexmk) and poppler-utils; see the README")
+        pytest.skip("needs TeX Live (xelatex, latexmk) and poppler-utils; see docs/maintaining.md")
     # They write only under _build/; one worker builds them, the other finds them built.
     with one_worker_at_a_time(sources=False), flocked("offline.lock"):
         before = gallery_digest()

@@ -427,7 +427,7 @@ def test_the_lock_goes_with_a_killed_build(project):
 
 
 def test_a_build_started_during_make_test_waits_and_says_for_what():
-    """README, "One build at a time": `make html` started while `make test` reads this
+    """docs/maintaining.md, "How a build works", 4: `make html` started while `make test` reads this
     checkout's site waits for it, and says so: through the lock every build takes, holding
     it for nothing where the build would build."""
     waiting = subprocess.Popen(

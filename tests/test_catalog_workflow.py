@@ -95,7 +95,7 @@ def test_new_catalog_header_is_not_fuzzy(project_copy):
     assert "#, fuzzy" not in header and "#, fuzzy" in pot.read_text("utf-8")
 
 
-SPHINX_INTL = ["sphinx-intl", "-c", "conf/conf.py"]  # as README and the guide show it
+SPHINX_INTL = ["sphinx-intl", "-c", "conf/conf.py"]  # as docs/maintaining.md and the guide show it
 
 
 def run(project, *args):

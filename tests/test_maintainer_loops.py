@@ -1,7 +1,7 @@
 """The maintainer's and translator's loops tell the truth (issue 30).
 
 One count against the current English for make stat, the status page and the
-page notices; a tutorial added as the README says, on a branch of a copy of
+page notices; a tutorial added as docs/maintaining.md says, on a branch of a copy of
 the checkout: its new catalogs, the gallery card, make update-po's output,
 make check BASE=, the review page, and, translated, what CI runs on it.
 """
@@ -104,7 +104,7 @@ def copy_of_the_checkout(dest):
 
 COMMIT = ("git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "--quiet", "-m")
 NUMBER = max(int(p.name[5:7]) for p in (ROOT / "examples").glob("plot_[0-9][0-9]_*.py")) + 1
-NAME = f"plot_{NUMBER:02d}_tiny"  # README, "Adding a tutorial", step 1: the next number
+NAME = f"plot_{NUMBER:02d}_tiny"  # docs/maintaining.md, "Adding a tutorial", step 1
 TUTORIAL = '''"""
 .. _tiny-tutorial:
 
@@ -141,7 +141,7 @@ ZH_CN = {
 
 @pytest.fixture(scope="module")
 def tutorial_branch(site, tmp_path_factory):
-    """A copy of this checkout on a branch that adds a tutorial as the README says, after make update-po.
+    """A copy of this checkout on a branch that adds a tutorial as docs/maintaining.md says, after make update-po.
 
     No figure and a comment in its code: the card takes Sphinx-Gallery's
     placeholder, the comment is translated like the prose.

@@ -13,7 +13,7 @@ from conftest import ROOT
 from gate.words import in_pdf
 
 pytestmark = pytest.mark.skipif(
-    not shutil.which("xelatex"), reason="needs TeX Live with XeLaTeX and xeCJK (README, make pdf)"
+    not shutil.which("xelatex"), reason="needs TeX Live with XeLaTeX and xeCJK (see docs/maintaining.md)"
 )
 
 
