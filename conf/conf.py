@@ -14,7 +14,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from languages import LANGUAGES  # noqa: E402
 from extensions.compiled_catalogs import compile_catalogs  # noqa: E402
-from site_layout import COMPILED, CONF, DOCS, EXAMPLES, GALLERY_NAME, LOCALE
+from site_layout import COMPILED, CONF, DOCS, EXAMPLES, GALLERY_NAME, LOCALE, REPOSITORY_GUIDES
 
 # -- Project -----------------------------------------------------------------
 
@@ -56,10 +56,7 @@ extensions = [
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-# The guides the repository keeps for its maintainers, reviewers and GPU recorders (README,
-# "Where to go next"): not pages of the site, so neither built nor extracted for translation.
-REPOSITORY_GUIDES = ["maintaining.md", "reviewing.md", "gpu.md"]
-exclude_patterns = [f"{GALLERY_NAME}/*.{kind}" for kind in ("ipynb", "py", "zip")] + REPOSITORY_GUIDES
+exclude_patterns = [f"{GALLERY_NAME}/*.{kind}" for kind in ("ipynb", "py", "zip")] + list(REPOSITORY_GUIDES)
 # Absolute: the gettext builder resolves template paths against the source
 # folder, the HTML builder against this one.
 templates_path = [str(CONF / "_templates")]

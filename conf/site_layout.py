@@ -13,6 +13,9 @@ DOCS = ROOT / "docs"  # Sphinx's source folder
 EXAMPLES = ROOT / "examples"  # the Sphinx-Gallery scripts
 GALLERY_NAME = "auto_examples"  # the folder of docs/ Sphinx-Gallery writes their pages into
 GALLERY = DOCS / GALLERY_NAME
+# The guides of docs/ the repository keeps for maintainers, reviewers and GPU recorders (the
+# README's "Where to go next"): no page of the site, so never built, extracted or a change of it.
+REPOSITORY_GUIDES = ("maintaining.md", "reviewing.md", "gpu.md")
 LOCALE = ROOT / "locale"
 GLOSSARY = LOCALE / "glossary.csv"
 BUILD = ROOT / "_build"
@@ -71,7 +74,9 @@ def language_digest(lang):
     files = [ROOT / "requirements.txt", GLOSSARY]
     for folder in (DOCS, EXAMPLES, CONF, LOCALE / lang):
         files += folder.rglob("*")
-    generated = re.compile(rf"^docs/{GALLERY_NAME}/|__pycache__/|\.mo$")
+    generated = re.compile(
+        rf"^docs/({GALLERY_NAME}/|({'|'.join(map(re.escape, REPOSITORY_GUIDES))})$)|__pycache__/|\.mo$"
+    )
     return files_digest(path for path in files if not generated.search(path.relative_to(ROOT).as_posix()))
 
 

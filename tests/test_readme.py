@@ -4,7 +4,6 @@ The README stays short, every link between it and the guides leads to a file and
 that exist (as GitHub renders them), and its table of targets is the Makefile's `make help`.
 """
 
-import ast
 import re
 import subprocess
 import unicodedata
@@ -52,12 +51,10 @@ def anchors(path):
 
 
 def repository_guides():
-    """The guides conf/conf.py keeps out of the site (REPOSITORY_GUIDES), read without running it."""
-    tree = ast.parse((ROOT / "conf" / "conf.py").read_text("utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "REPOSITORY_GUIDES":
-            return ast.literal_eval(node.value)
-    raise AssertionError("conf/conf.py defines no REPOSITORY_GUIDES")
+    """The guides of docs/ the site does not publish (site_layout.REPOSITORY_GUIDES)."""
+    from site_layout import REPOSITORY_GUIDES
+
+    return REPOSITORY_GUIDES
 
 
 def help_targets():

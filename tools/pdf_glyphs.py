@@ -14,7 +14,7 @@ and a character is kept only where no setting reports it missing. Run it
 again when the PDF's fonts change; ``--check`` compares instead of writing
 (tests/test_pdf_glyphs.py runs it where TeX is installed).
 
-Needs XeLaTeX with xeCJK, FreeFont and the Noto CJK fonts (README, make pdf),
+Needs XeLaTeX with xeCJK, FreeFont and the Noto CJK fonts (docs/maintaining.md, "What each target needs"),
 and fontTools (installed with matplotlib).
 """
 

@@ -56,7 +56,7 @@ def record(out, key=None, shard=None):
     Signed with the private key *key*, or unsigned (plain JSON) without one.
     """
     if key is not None and not Path(key).is_file():
-        raise ValueError(f"{key}: no signing key (make outputs KEY=path; README, 'Recordings')")
+        raise ValueError(f"{key}: no signing key (make outputs KEY=path; docs/gpu.md, 'Recordings')")
     names = shard_of([p.name for p in (ROOT / "examples").glob("*.py")], shard)
     commit = git_commit()
     with tempfile.TemporaryDirectory(prefix="dp-outputs-") as tmp:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from checkout_lock import held
-from site_layout import BUILD, CONF, DOCS, LOCALE, POT_DIR, ROOT
+from site_layout import BUILD, CONF, DOCS, LOCALE, POT_DIR, REPOSITORY_GUIDES, ROOT
 from catalogs.po import (
     Catalog,
     CatalogError,
@@ -62,7 +62,10 @@ def sources_digest(root=ROOT):
         for path in sorted(folder.rglob("*")):
             rel = path.relative_to(root).as_posix()
             generated = (
-                rel.startswith("docs/auto_examples/") or "__pycache__" in rel or rel.endswith((".mo", ".pyc"))
+                rel.startswith("docs/auto_examples/")
+                or rel.removeprefix("docs/") in REPOSITORY_GUIDES
+                or "__pycache__" in rel
+                or rel.endswith((".mo", ".pyc"))
             )
             if path.is_file() and not generated:
                 size_time = path.stat()

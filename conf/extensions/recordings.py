@@ -41,7 +41,7 @@ MAX_CELLS = 500  # code cells of one example
 MAX_FACT = 200  # characters of one provenance fact
 FACTS = {"date", "commit", "torch", "python", "cuda", "driver", "gpus"}
 KEYS_FILE = CONF / "recording-keys.txt"
-COMMITTED = CONF / "recordings"  # reviewed recordings every build uses (README, "Recordings")
+COMMITTED = CONF / "recordings"  # reviewed recordings every build uses (docs/gpu.md, "Recordings")
 RECORDED_SOURCES = COMMITTED / "sources"  # the files format-2 recordings were made from
 
 
@@ -120,7 +120,7 @@ def verified(path, keys):
     if path.stat().st_size > MAX_FILE:
         raise RecordingRefused(f"larger than {MAX_FILE // 2**20} MiB")
     if not keys:
-        raise RecordingRefused(f"no trusted key in {KEYS_FILE.name} (README, 'Recordings')")
+        raise RecordingRefused(f"no trusted key in {KEYS_FILE.name} (docs/gpu.md, 'Recordings')")
     try:
         signed = json.loads(path.read_bytes())
         text, signature = signed["recording"], base64.b64decode(signed["signature"], validate=True)

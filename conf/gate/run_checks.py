@@ -307,7 +307,7 @@ def main(argv=None):
     if unfinished and not args.base and args.locale_dir == LOCALE:
         print(
             "main accepts only complete translations. After a change to the English alone, run `make check"
-            ' BASE=main`: it fails only on what the change\'s own translations get wrong (README, "How it lands").',
+            ' BASE=main`: it fails only on what the change\'s own translations get wrong (docs/maintaining.md, "Adding a tutorial").',
             file=sys.stderr,
         )
     return 1 if failing else 0
