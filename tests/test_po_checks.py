@@ -131,8 +131,10 @@ def test_good_catalogs_pass_every_check(capsys, pot_dir):
 def test_bad_catalog_fails_at_the_marked_entries(capsys, pot_dir, check):
     bad = FIXTURES / "bad" / check
     langs = sorted(p.name for p in bad.iterdir())
+    # The other checks' fixtures leave English words in their translations, for brevity.
+    checks = [arg for name in gate.ENTRY_CHECKS if name != "english" for arg in ("--check", name)]
     code, problems = run_checks(
-        capsys, "--check", check, *ENTRY_CHECKS, "--locale-dir", bad, "--pot-dir", pot_dir, *langs
+        capsys, "--check", check, *checks, "--locale-dir", bad, "--pot-dir", pot_dir, *langs
     )
     assert code == 1
     assert check in {p[2] for p in problems}

@@ -37,7 +37,7 @@ from catalogs.po import (
     shown,
 )
 from catalogs.repository import ReviewError
-from gate import catalog, code, language, safety
+from gate import catalog, code, english, language, safety
 from gate.compare import compare
 from gate.findings import ERROR, WARNING, Message, Problem, error
 from gate.parse import SYNTAXES
@@ -49,6 +49,7 @@ ENTRY_CHECKS = {
     **dict.fromkeys(COMPARED, compare),
     "script-mix": language.check_script,
     "terminology": language.check_terms,
+    "english": english.check,
     "safety": safety.check,
     "interface": safety.check_interface,
     "code": code.check,
@@ -118,7 +119,7 @@ def run_checks(
     """
     beside = Path(locale_dir).parent / "docs"
     sources = sources or (beside if beside.is_dir() else None)
-    glossary = load_glossary(glossary_path) if {"terminology", "interface"} & selected else ()
+    glossary = load_glossary(glossary_path) if {"terminology", "interface", "english"} & selected else ()
     if "out-of-sync" in selected and pot_dir is None:
         fresh_templates()  # extracts the English only if a source changed since the last time
         pot_dir = POT_DIR
@@ -271,7 +272,7 @@ def main(argv=None):
         for option, folder in (("--pot-dir", args.pot_dir), ("--sources", args.sources)):
             if folder and not folder.is_dir():
                 raise ValueError(f"{option} {folder} is not a folder")
-        if {"terminology", "interface"} & selected and not args.glossary.is_file():
+        if {"terminology", "interface", "english"} & selected and not args.glossary.is_file():
             raise ValueError(f"glossary {args.glossary} not found")
         if args.base:  # a bad revision fails before the checks run; never the change's own glossary
             base = resolve_base(args.base, args.locale_dir)[0]
