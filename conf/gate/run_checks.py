@@ -37,7 +37,7 @@ from catalogs.po import (
     shown,
 )
 from catalogs.repository import ReviewError
-from gate import catalog, code, english, language, safety
+from gate import catalog, code, english, language, recordings, safety
 from gate.compare import compare
 from gate.findings import ERROR, WARNING, Message, Problem, error
 from gate.parse import SYNTAXES
@@ -55,6 +55,8 @@ ENTRY_CHECKS = {
     "code": code.check,
 }
 CHECKS = ("out-of-sync", "syntax", *ENTRY_CHECKS, "completeness", "canonical")
+# Of the project, not of a language's catalogs: the committed GPU recordings beside them.
+PROJECT_CHECKS = {recordings.CHECK: recordings}
 # What the translations say; the form of a catalog (canonical) is the
 # reviewer's concern, and fuzzy or stale entries show the English.
 TRANSLATION_CHECKS = tuple(c for c in CHECKS if c not in ("out-of-sync", "completeness", "canonical"))
@@ -138,6 +140,8 @@ def run_checks(
                 problems += check_catalog(project.catalog_file(po_path), lang, selected, project)
         if "syntax" in selected and (locale_dir / lang).is_dir():
             problems += catalog.committed_compiled(locale_dir / lang)
+    if recordings.CHECK in selected:  # the project's whose catalogs these are
+        problems += recordings.stale(Path(locale_dir).parent)
     if "syntax" in selected:  # what the build would stop at before it reads any catalog
         problems += [
             Problem(shown(path), 1, "syntax", why) for path, why in misplaced(Path(locale_dir), TRANSLATIONS)
@@ -249,15 +253,22 @@ def main(argv=None):
     """Run the checks, print the problems, and return the exit code (0 no errors, 1 errors, 2 usage)."""
     module = {name: ENTRY_CHECKS.get(name, catalog.whole).__module__ for name in CHECKS}
     module["completeness"] = __name__
+    module.update({name: checker.__name__ for name, checker in PROJECT_CHECKS.items()})
     parser = argparse.ArgumentParser(
         prog="python -m gate.run_checks",
         description=__doc__.split("\n\n")[1],
-        epilog="checks: " + ", ".join(f"{name} ({module[name].replace('.', '/')}.py)" for name in CHECKS),
+        epilog="checks: " + ", ".join(f"{name} ({module[name].replace('.', '/')}.py)" for name in module),
     )
     add = parser.add_argument
     add("languages", nargs="*", metavar="LANG", help="the languages to check (default: every translation)")
     add("--strict", type=int, choices=(0, 1), default=1, help="1: fuzzy or untranslated entries are errors")
-    add("--check", action="append", choices=CHECKS, metavar="NAME", help="run only this check (repeatable)")
+    add(
+        "--check",
+        action="append",
+        choices=[*CHECKS, *PROJECT_CHECKS],
+        metavar="NAME",
+        help="run only this check (repeatable)",
+    )
     add("--severity", choices=(ERROR, WARNING), default=WARNING, help="the least severe problems to print")
     add("--syntax", choices=SYNTAXES, default="rst", help="for another project's entries without #:")
     add("--sources", type=Path, help="the Sphinx source folder (default: the docs/ beside --locale-dir)")
@@ -266,7 +277,7 @@ def main(argv=None):
     add("--glossary", type=Path, default=GLOSSARY)
     add("--base", metavar="REV", help="report only problems on entries changed since REV")
     args = parser.parse_args(argv)
-    selected = set(args.check or CHECKS)
+    selected = set(args.check or [*CHECKS, *PROJECT_CHECKS])
     try:
         langs = catalog_languages(args.languages, args.locale_dir)
         for option, folder in (("--pot-dir", args.pot_dir), ("--sources", args.sources)):
@@ -294,8 +305,10 @@ def main(argv=None):
         return 1
     if not args.strict:  # unfinished entries are reported, not counted
         problems = [replace(p, severity=WARNING) if p.check == "completeness" else p for p in problems]
-    if args.base:
-        problems = changed_only(problems, base, langs, args.locale_dir)
+    if args.base:  # (the project's checks are about the whole checkout: all kept)
+        project = [p for p in problems if p.check in PROJECT_CHECKS]
+        problems = changed_only([p for p in problems if p not in project], base, langs, args.locale_dir)
+        problems = sorted(problems + project)
     problems = [p for p in problems if args.severity == WARNING or p.severity == ERROR]
     for problem in problems:
         print(problem)
