@@ -27,7 +27,7 @@ from conftest import copy_project, sphinx_build
 from languages import LANGUAGES
 from catalogs import cli as catalogs_cli
 from catalogs.glossary import load as load_glossary
-from gate import language, parse as parsing, run_checks as gate, safety
+from gate import catalog, language, parse as parsing, run_checks as gate, safety
 from gate.compare import compare, role_change
 from gate.findings import Message
 from gate.parse import builtin_roles, parse, python_code
@@ -1152,3 +1152,10 @@ def test_renamed_link_names_are_judged_as_sphinx_builds_them(tmp_path):
             assert found == [], (msgid, found)
         else:
             assert [f.severity for f in found] == ["error"] and said in found[0].message, (msgid, found)
+
+
+def test_every_line_of_a_catalog_is_one_the_pdf_can_show():
+    """A translator's comment or an old entry too (tests/test_locale_inputs.py reads each line)."""
+    text = '# 译者注：见🙂\nmsgid "a"\nmsgstr "甲"\n#~ msgid "b"\n#~ msgstr "乙𓀀"\n'
+    assert [line for line, _ in catalog.glyphless_lines(text)] == [1, 5]
+    assert "U+1F642" in catalog.glyphless_lines(text)[0][1]

@@ -87,7 +87,7 @@ def check_catalog(found, lang, selected, project):
             for function in functions:
                 name = next(name for name, f in ENTRY_CHECKS.items() if f is function)
                 said += [(entry, finding.check or name, finding) for finding in function(message)]
-    return problems + [
+    problems += [
         Problem(
             found.shown,
             entry.lineno if entry.pluralizable else msgstr_line(entry, f.at),
@@ -98,6 +98,14 @@ def check_catalog(found, lang, selected, project):
         for entry, check, f in said
         if check in selected
     ]
+    if "safety" in selected:  # a comment, an English, an old or unfinished entry: the PDF shows none
+        said_at = {p.line for p in problems if p.check == "safety"}  # but cannot read them either
+        problems += [
+            Problem(found.shown, line, "safety", why)
+            for line, why in catalog.glyphless_lines(found.text)
+            if line not in said_at
+        ]
+    return problems
 
 
 def run_checks(
