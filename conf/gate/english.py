@@ -34,7 +34,7 @@ NAMES_FILE = Path(__file__).with_name("english_names.txt")
 # Roles whose text (or explicit title) a page shows as words, not as code.
 _WORD_ROLES = (PROSE_ROLES - {"kbd"}) | {"ref", "doc", "term", "numref", "std:ref", "std:doc", "std:term"}
 _CJK = re.compile(r"[\u3400-\u9fff]")
-_QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”')  # a quotation: what a program printed, word for word
+QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”')  # a quotation: what a program printed, word for word
 _CALL = re.compile(r"``[^`]*``|[\w.]+\([^)]*\)")  # literals and calls: code, as on the page
 
 
@@ -115,7 +115,7 @@ def check(message):
     roles = getattr(message.project, "roles", frozenset())
     allowed = allowed_words(getattr(message.project, "glossary", ()), message.lang)
     text = shown_words(message.msgstr, message.syntax, roles)
-    for quoted in _QUOTED.finditer(message.msgid):  # the English quotes it: kept as it is
+    for quoted in QUOTED.finditer(message.msgid):  # the English quotes it: kept as it is
         text = text.replace(quoted[1] or quoted[2], " ")
     example = example_of(message)
     comment = example is not None and message.msgid in _code_texts(example)

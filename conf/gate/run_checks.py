@@ -54,12 +54,15 @@ ENTRY_CHECKS = {
     "interface": safety.check_interface,
     "code": code.check,
 }
-CHECKS = ("out-of-sync", "syntax", *ENTRY_CHECKS, "completeness", "canonical")
+CHECKS = ("out-of-sync", "syntax", *ENTRY_CHECKS, "completeness", "canonical", "glyphs")
 # Of the project, not of a language's catalogs: the committed GPU recordings beside them.
 PROJECT_CHECKS = {recordings.CHECK: recordings}
-# What the translations say; the form of a catalog (canonical) is the
-# reviewer's concern, and fuzzy or stale entries show the English.
-TRANSLATION_CHECKS = tuple(c for c in CHECKS if c not in ("out-of-sync", "completeness", "canonical"))
+# What the translations say; the form of a catalog (canonical, and the characters of
+# its comments and unused entries: glyphs) is the reviewer's concern, and fuzzy or
+# stale entries show the English.
+TRANSLATION_CHECKS = tuple(
+    c for c in CHECKS if c not in ("out-of-sync", "completeness", "canonical", "glyphs")
+)
 FUZZY = "fuzzy: check the translation against the new English, then remove the flag"
 PLURAL = (
     "an entry with a plural form (msgid_plural): the English has no plural messages, "
@@ -98,10 +101,10 @@ def check_catalog(found, lang, selected, project):
         for entry, check, f in said
         if check in selected
     ]
-    if "safety" in selected:  # a comment, an English, an old or unfinished entry: the PDF shows none
-        said_at = {p.line for p in problems if p.check == "safety"}  # but cannot read them either
+    if "glyphs" in selected:  # every line: what the safety check says of a translation, it says once
+        said_at = {p.line for p in problems if p.check == "safety"}
         problems += [
-            Problem(found.shown, line, "safety", why)
+            Problem(found.shown, line, "glyphs", why)
             for line, why in catalog.glyphless_lines(found.text)
             if line not in said_at
         ]
@@ -260,7 +263,7 @@ def untranslated_elsewhere(problems, pages, locale_dir):
 def main(argv=None):
     """Run the checks, print the problems, and return the exit code (0 no errors, 1 errors, 2 usage)."""
     module = {name: ENTRY_CHECKS.get(name, catalog.whole).__module__ for name in CHECKS}
-    module["completeness"] = __name__
+    module["completeness"], module["glyphs"] = __name__, catalog.__name__
     module.update({name: checker.__name__ for name, checker in PROJECT_CHECKS.items()})
     parser = argparse.ArgumentParser(
         prog="python -m gate.run_checks",
