@@ -327,6 +327,7 @@ def mini_copy(dest):
     """
     dest = Path(dest)
     shutil.copytree(ROOT / "conf", dest / "conf", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.rmtree(dest / "conf" / "recordings")  # of this checkout's examples, not the mini site's
     for name in ("docs", "examples", "locale"):
         shutil.copytree(MINI / name, dest / name)
     for name in ("Makefile", "requirements.txt", ".readthedocs.yaml", "locale/glossary.csv"):

@@ -15,21 +15,25 @@ buttons' names) and the document's title. None of it may be English, except:
 * names: tokens that are code, paths, URLs or numbers (``nn.DataParallel``,
   ``2.13.0+cpu``), acronyms and CamelCase names (GPU, DDP, PyTorch,
   BatchNorm), single letters (``N``), the glossary's terms that stay in
-  English (locale/glossary.csv), and the short list :data:`NAMES`.
+  English (locale/glossary.csv), and the names of conf/gate/english_names.txt.
+
+This is make check's english check (gate/english.py), which finds such words in
+the catalogs, at their line, before any build; here it reads what only the
+built pages show: the theme's and Sphinx's words, generated text, attributes.
 
 Screenshots of each language's gallery, a tutorial on a phone and the search
 page go to _build/screenshots/.
 """
 
-import csv
-import functools
 import keyword
 import re
 from pathlib import Path
 
 import pytest
 
+from gate import english
 from languages import TRANSLATIONS
+from site_layout import GLOSSARY
 
 pytestmark = pytest.mark.browser  # skipped, and said at the start, without Chromium
 
@@ -39,38 +43,14 @@ GALLERY = "auto_examples/index.html"
 TUTORIAL = "auto_examples/plot_01_dataparallel.html"
 SEARCH = "search.html?q=DataParallel"
 PHONE = {"width": 375, "height": 812}
-# Product and project names a Chinese page writes as they are (besides the
-# glossary's terms), and the names of nn.DataParallel's steps, which the
-# first tutorial lists by their method names.
-NAMES = (
-    "Read the Docs",
-    "Jupyter Notebook",
-    "Python",
-    "Sphinx",
-    "Furo",
-    "Poedit",
-    "Linux",
-    "Windows",
-    "dp-tutorial",
-    "scatter",
-    "replicate",
-    "gather",
-    "Markdown",
-    "Docker",
-    "Hugging Face",
-    "safetensors",
-    "Triton",
-    "Inductor",
-    "Ampere",
-    "Flight Recorder",
-)
-
 # Everything the reader sees or hears, as (where, text) pairs.
 COLLECT = """() => {
   const found = [];
   // Sphinx's search marks the query's words in the results with spans, splitting
   // "nn.DataParallel" into "nn." and "DataParallel": read them whole.
   document.querySelectorAll("span.highlighted").forEach((span) => span.replaceWith(...span.childNodes));
+  // A collapsed section (the emulation, the launcher) is read when the reader opens it.
+  document.querySelectorAll("details").forEach((details) => { details.open = true; });
   document.body.normalize();
   const skip = "code, pre, kbd, samp, script, style, .sphx-glr-script-out, [hreflang], #search-results .context";
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
@@ -95,31 +75,10 @@ COLLECT = """() => {
 }"""
 
 
-@functools.cache
-def allowed_words(lang=None):
-    """NAMES, and the glossary's terms that *lang* (default: every translation) writes in English."""
-    with open(ROOT / "locale" / "glossary.csv", newline="", encoding="utf-8") as f:
-        kept = [
-            row["en"]
-            for row in csv.DictReader(f)
-            if all(row.get(code) == row["en"] for code in ([lang] if lang else TRANSLATIONS))
-        ]
-    return sorted({*NAMES, *kept}, key=len, reverse=True)
-
-
 def english_words(text, lang=None):
-    """The English words of *text*, beyond names, code and the terms *lang* keeps in English."""
-    for phrase in allowed_words(lang):
-        text = re.sub(rf"(?<![\w.-]){re.escape(phrase)}(?![\w-])", " ", text, flags=re.IGNORECASE)
-    words = []
-    for token in re.findall(r"[!-~]+", text):  # runs of printable ASCII
-        word = token.strip("\"'.,;:!?()[]")
-        if not re.search("[A-Za-z]", word) or len(word) == 1:
-            continue
-        if re.search(r"[\d_./:=@#<>\[\]{}()+*\\|$%&]", word) or re.search("[A-Z]", word[1:]):
-            continue  # code, a path, a URL, a number, a handle; an acronym or CamelCase name
-        words.append(word)
-    return words
+    """The English words of *text*, beyond names, code and the terms *lang* keeps in English:
+    make check's english check (gate/english.py), with its names (conf/gate/english_names.txt)."""
+    return english.english_words(text, english.allowed_words(GLOSSARY, lang))
 
 
 def page_paths(site, lang):
@@ -171,7 +130,9 @@ def test_no_english_on_any_chinese_page(open_page, base_url, site, lang):
     for path in page_paths(site, lang):
         page = open_and_settle(open_page, base_url + f"{lang}/{path}", page)
         for where, text in page.evaluate(COLLECT):
-            words = english_words(text, lang)
+            # A quotation (what a program printed) is kept as it is; make check allows only
+            # one that the English quotes too, which the catalogs show and a page does not.
+            words = english_words(english.QUOTED.sub(" ", text), lang)
             if words:
                 found.append(f"{lang}/{path}: {where}: {' '.join(words)!r} in {text.strip()[:100]!r}")
         assert page.locator(".translation-notice").count() == 0, f"{path}: fully translated"

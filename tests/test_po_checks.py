@@ -27,7 +27,7 @@ from conftest import copy_project, sphinx_build
 from languages import LANGUAGES
 from catalogs import cli as catalogs_cli
 from catalogs.glossary import load as load_glossary
-from gate import language, parse as parsing, run_checks as gate, safety
+from gate import catalog, english, language, parse as parsing, run_checks as gate, safety
 from gate.compare import compare, role_change
 from gate.findings import Message
 from gate.parse import builtin_roles, parse, python_code
@@ -131,8 +131,10 @@ def test_good_catalogs_pass_every_check(capsys, pot_dir):
 def test_bad_catalog_fails_at_the_marked_entries(capsys, pot_dir, check):
     bad = FIXTURES / "bad" / check
     langs = sorted(p.name for p in bad.iterdir())
+    # The other checks' fixtures leave English words in their translations, for brevity.
+    checks = [arg for name in gate.ENTRY_CHECKS if name != "english" for arg in ("--check", name)]
     code, problems = run_checks(
-        capsys, "--check", check, *ENTRY_CHECKS, "--locale-dir", bad, "--pot-dir", pot_dir, *langs
+        capsys, "--check", check, *checks, "--locale-dir", bad, "--pot-dir", pot_dir, *langs
     )
     assert code == 1
     assert check in {p[2] for p in problems}
@@ -1150,3 +1152,28 @@ def test_renamed_link_names_are_judged_as_sphinx_builds_them(tmp_path):
             assert found == [], (msgid, found)
         else:
             assert [f.severity for f in found] == ["error"] and said in found[0].message, (msgid, found)
+
+
+def test_every_line_of_a_catalog_is_one_the_pdf_can_show():
+    """A translator's comment or an old entry too (tests/test_locale_inputs.py reads each line)."""
+    text = '# 译者注：见🙂\nmsgid "a"\nmsgstr "甲"\n#~ msgid "b"\n#~ msgstr "乙𓀀"\n'
+    assert [line for line, _ in catalog.glyphless_lines(text)] == [1, 5]
+    assert "U+1F642" in catalog.glyphless_lines(text)[0][1]
+
+
+def test_english_reads_a_tutorials_code_comment_as_its_page_shows_it():
+    """Calls and Python's keywords in a comment are code; a comment must hold Chinese."""
+    example = ROOT / "examples" / "plot_01_dataparallel.py"
+    comment = min(english._code_texts(example), key=len)  # a comment or docstring of its code
+    project = Project(ROOT / "locale", ROOT / "docs")
+    catalog = ROOT / "locale" / "zh_CN" / "LC_MESSAGES" / "auto_examples" / "plot_01_dataparallel.po"
+
+    def said(msgstr):
+        return [f.message for f in english.check(Message(comment, msgstr, "zh_CN", "rst", project, catalog))]
+
+    assert said("调用 len(x)，返回 None。") == []
+    assert said("DDP 2.13") == ["a comment of the code with no Chinese in zh_CN: translate it"]
+    assert "'the'" in said("调用 the len(x)")[0]
+    # In a paragraph of the page, None is a word a reader sees.
+    paragraph = Message("It returns nothing.", "返回 None。", "zh_CN", "rst", project, catalog)
+    assert [f.message for f in english.check(paragraph)] != []

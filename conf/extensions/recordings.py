@@ -178,6 +178,21 @@ def _checked(name, example, fmt):
     return check, cells, kept
 
 
+def usable(name, example, fmt, examples_dir):
+    """Return (cells, facts) of a recording's entry *example* for the example *name* in
+    *examples_dir*; raise RecordingRefused if this build may not use it (make check's
+    recordings check asks the same: gate/recordings.py)."""
+    source = Path(examples_dir, name)
+    if Path(name).name != name or not source.is_file():
+        raise RecordingRefused(f"{name}: no such example here")
+    check, cells, facts = _checked(name, example, fmt)
+    kept = recorded_source(check) if fmt == 2 else None
+    why = changed_since_recorded(fmt, check, source, kept)
+    if why:
+        raise RecordingRefused(f"{name}: {why} (commit {facts.get('commit', '?')})")
+    return cells, facts
+
+
 def choose(paths, examples_dir, keys=None, labels=None):
     """Return ({example file name: (cells, facts)}, report lines) for the recordings *paths*.
 
@@ -195,15 +210,8 @@ def choose(paths, examples_dir, keys=None, labels=None):
             report.append(f"recording {label} not used: {why}; the examples show this build's output")
             continue
         for name, example in sorted(recording["examples"].items()):
-            source = Path(examples_dir, name)
             try:
-                if Path(name).name != name or not source.is_file():
-                    raise RecordingRefused(f"{name}: no such example here")
-                check, cells, facts = _checked(name, example, recording["format"])
-                kept = recorded_source(check) if recording["format"] == 2 else None
-                why = changed_since_recorded(recording["format"], check, source, kept)
-                if why:
-                    raise RecordingRefused(f"{name}: {why} (commit {facts.get('commit', '?')})")
+                cells, facts = usable(name, example, recording["format"], examples_dir)
             except RecordingRefused as why:
                 report.append(f"recording {label} not used for {why}; this build's output is shown")
                 continue

@@ -2,6 +2,7 @@
 
 import re
 import subprocess
+import unicodedata
 from pathlib import Path
 
 
@@ -15,6 +16,7 @@ from catalogs.po import (
     shown,
 )
 from gate.findings import Problem, brief
+from gate.words import in_pdf
 
 # sphinx-intl update keeps the template's locations, relative to it; ours never are.
 SPHINX_INTL = re.compile(r"^#: \.\./\.\./", re.MULTILINE)
@@ -31,6 +33,19 @@ def whole(found, selected):
     if "canonical" in selected and found.catalog is not None:
         said += [(line, "canonical", why) for line, why in canonical(found)]
     return said
+
+
+def glyphless_lines(text):
+    """``[(line, why)]``: each line of a catalog's *text* holding a character no font of the PDF
+    has (controls aside: the safety check names those). Every line counts, not only what is
+    translated: tests/test_locale_inputs.py asks it of the whole file."""
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        missing = [c for c in dict.fromkeys(line) if not in_pdf(c) and unicodedata.category(c)[0] != "C"]
+        if missing:
+            named = ", ".join(f"{c} U+{ord(c):04X} ({unicodedata.name(c, 'unnamed')})" for c in missing[:5])
+            found.append((number, f"no font of the PDF has {named}, which would stop make pdf: replace it"))
+    return found
 
 
 def committed_compiled(folder):

@@ -37,7 +37,7 @@ from catalogs.po import (
     shown,
 )
 from catalogs.repository import ReviewError
-from gate import catalog, code, language, safety
+from gate import catalog, code, english, language, recordings, safety
 from gate.compare import compare
 from gate.findings import ERROR, WARNING, Message, Problem, error
 from gate.parse import SYNTAXES
@@ -49,14 +49,20 @@ ENTRY_CHECKS = {
     **dict.fromkeys(COMPARED, compare),
     "script-mix": language.check_script,
     "terminology": language.check_terms,
+    "english": english.check,
     "safety": safety.check,
     "interface": safety.check_interface,
     "code": code.check,
 }
-CHECKS = ("out-of-sync", "syntax", *ENTRY_CHECKS, "completeness", "canonical")
-# What the translations say; the form of a catalog (canonical) is the
-# reviewer's concern, and fuzzy or stale entries show the English.
-TRANSLATION_CHECKS = tuple(c for c in CHECKS if c not in ("out-of-sync", "completeness", "canonical"))
+CHECKS = ("out-of-sync", "syntax", *ENTRY_CHECKS, "completeness", "canonical", "glyphs")
+# Of the project, not of a language's catalogs: the committed GPU recordings beside them.
+PROJECT_CHECKS = {recordings.CHECK: recordings}
+# What the translations say; the form of a catalog (canonical, and the characters of
+# its comments and unused entries: glyphs) is the reviewer's concern, and fuzzy or
+# stale entries show the English.
+TRANSLATION_CHECKS = tuple(
+    c for c in CHECKS if c not in ("out-of-sync", "completeness", "canonical", "glyphs")
+)
 FUZZY = "fuzzy: check the translation against the new English, then remove the flag"
 PLURAL = (
     "an entry with a plural form (msgid_plural): the English has no plural messages, "
@@ -84,7 +90,7 @@ def check_catalog(found, lang, selected, project):
             for function in functions:
                 name = next(name for name, f in ENTRY_CHECKS.items() if f is function)
                 said += [(entry, finding.check or name, finding) for finding in function(message)]
-    return problems + [
+    problems += [
         Problem(
             found.shown,
             entry.lineno if entry.pluralizable else msgstr_line(entry, f.at),
@@ -95,6 +101,14 @@ def check_catalog(found, lang, selected, project):
         for entry, check, f in said
         if check in selected
     ]
+    if "glyphs" in selected:  # every line: what the safety check says of a translation, it says once
+        said_at = {p.line for p in problems if p.check == "safety"}
+        problems += [
+            Problem(found.shown, line, "glyphs", why)
+            for line, why in catalog.glyphless_lines(found.text)
+            if line not in said_at
+        ]
+    return problems
 
 
 def run_checks(
@@ -118,7 +132,7 @@ def run_checks(
     """
     beside = Path(locale_dir).parent / "docs"
     sources = sources or (beside if beside.is_dir() else None)
-    glossary = load_glossary(glossary_path) if {"terminology", "interface"} & selected else ()
+    glossary = load_glossary(glossary_path) if {"terminology", "interface", "english"} & selected else ()
     if "out-of-sync" in selected and pot_dir is None:
         fresh_templates()  # extracts the English only if a source changed since the last time
         pot_dir = POT_DIR
@@ -137,6 +151,8 @@ def run_checks(
                 problems += check_catalog(project.catalog_file(po_path), lang, selected, project)
         if "syntax" in selected and (locale_dir / lang).is_dir():
             problems += catalog.committed_compiled(locale_dir / lang)
+    if recordings.CHECK in selected:  # the project's whose catalogs these are
+        problems += recordings.stale(Path(locale_dir).parent)
     if "syntax" in selected:  # what the build would stop at before it reads any catalog
         problems += [
             Problem(shown(path), 1, "syntax", why) for path, why in misplaced(Path(locale_dir), TRANSLATIONS)
@@ -247,16 +263,23 @@ def untranslated_elsewhere(problems, pages, locale_dir):
 def main(argv=None):
     """Run the checks, print the problems, and return the exit code (0 no errors, 1 errors, 2 usage)."""
     module = {name: ENTRY_CHECKS.get(name, catalog.whole).__module__ for name in CHECKS}
-    module["completeness"] = __name__
+    module["completeness"], module["glyphs"] = __name__, catalog.__name__
+    module.update({name: checker.__name__ for name, checker in PROJECT_CHECKS.items()})
     parser = argparse.ArgumentParser(
         prog="python -m gate.run_checks",
         description=__doc__.split("\n\n")[1],
-        epilog="checks: " + ", ".join(f"{name} ({module[name].replace('.', '/')}.py)" for name in CHECKS),
+        epilog="checks: " + ", ".join(f"{name} ({module[name].replace('.', '/')}.py)" for name in module),
     )
     add = parser.add_argument
     add("languages", nargs="*", metavar="LANG", help="the languages to check (default: every translation)")
     add("--strict", type=int, choices=(0, 1), default=1, help="1: fuzzy or untranslated entries are errors")
-    add("--check", action="append", choices=CHECKS, metavar="NAME", help="run only this check (repeatable)")
+    add(
+        "--check",
+        action="append",
+        choices=[*CHECKS, *PROJECT_CHECKS],
+        metavar="NAME",
+        help="run only this check (repeatable)",
+    )
     add("--severity", choices=(ERROR, WARNING), default=WARNING, help="the least severe problems to print")
     add("--syntax", choices=SYNTAXES, default="rst", help="for another project's entries without #:")
     add("--sources", type=Path, help="the Sphinx source folder (default: the docs/ beside --locale-dir)")
@@ -265,13 +288,13 @@ def main(argv=None):
     add("--glossary", type=Path, default=GLOSSARY)
     add("--base", metavar="REV", help="report only problems on entries changed since REV")
     args = parser.parse_args(argv)
-    selected = set(args.check or CHECKS)
+    selected = set(args.check or [*CHECKS, *PROJECT_CHECKS])
     try:
         langs = catalog_languages(args.languages, args.locale_dir)
         for option, folder in (("--pot-dir", args.pot_dir), ("--sources", args.sources)):
             if folder and not folder.is_dir():
                 raise ValueError(f"{option} {folder} is not a folder")
-        if {"terminology", "interface"} & selected and not args.glossary.is_file():
+        if {"terminology", "interface", "english"} & selected and not args.glossary.is_file():
             raise ValueError(f"glossary {args.glossary} not found")
         if args.base:  # a bad revision fails before the checks run; never the change's own glossary
             base = resolve_base(args.base, args.locale_dir)[0]
@@ -293,8 +316,10 @@ def main(argv=None):
         return 1
     if not args.strict:  # unfinished entries are reported, not counted
         problems = [replace(p, severity=WARNING) if p.check == "completeness" else p for p in problems]
-    if args.base:
-        problems = changed_only(problems, base, langs, args.locale_dir)
+    if args.base:  # (the project's checks are about the whole checkout: all kept)
+        project = [p for p in problems if p.check in PROJECT_CHECKS]
+        problems = changed_only([p for p in problems if p not in project], base, langs, args.locale_dir)
+        problems = sorted(problems + project)
     problems = [p for p in problems if args.severity == WARNING or p.severity == ERROR]
     for problem in problems:
         print(problem)
