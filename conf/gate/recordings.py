@@ -38,7 +38,7 @@ def fixes(recording, name=None):
     page = f"{name}'s page" if name else "each page it recorded"
     return (
         "Record it again on a GPU with a key of conf/recording-keys.txt (make outputs KEY=key.pem;"
-        f' README, "Recordings") and commit that recording in its place, or remove it (git rm {rec}):'
+        f' docs/gpu.md, "Recordings") and commit that recording in its place, or remove it (git rm {rec}):'
         f" {page} then shows the output the build prints on its own machine (without GPUs, the CPU"
         " emulation's), with no recorded-on line"
     )
