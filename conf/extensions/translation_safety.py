@@ -11,6 +11,8 @@ pages through templates and other projects' scripts that do not escape it:
 compiled_catalogs.py compiles no interface translation the judge refuses, and
 :func:`escape_templates` gives the templates a gettext that judges and escapes
 again where each string is written. Every refusal fails the build.
+:class:`AtTheCatalog` reports Sphinx's warnings about a translation's
+references (a mistyped target) at its catalog line, not the generated page's.
 """
 
 import ast
@@ -107,20 +109,8 @@ class AtTheCatalog(pylogging.Filter):
         else:
             return True
         domain = docname and docname_to_domain(docname, self.app.config.gettext_compact)
-        where = (
-            next(
-                filter(
-                    None,
-                    (
-                        catalog_entry(self.app.srcdir, self.app.config, domain, None, text, True)
-                        for text in held
-                    ),
-                ),
-                None,
-            )
-            if domain
-            else None
-        )
+        found = (catalog_entry(self.app.srcdir, self.app.config, domain, None, text, True) for text in held)
+        where = next(filter(None, found), None) if domain else None
         if where:
             record.location, record.msg, record.args = where, f"{said}; {KEEP_TARGET}", ()
         return True
