@@ -93,6 +93,8 @@ def test_new_catalog_header_is_not_fuzzy(project_copy):
     assert update_catalog(pot, po, "zh_CN") == "created"
     header = po.read_text("utf-8").split('msgid ""')[0]
     assert "#, fuzzy" not in header and "#, fuzzy" in pot.read_text("utf-8")
+    fields = po.read_text("utf-8").split("\n\n")[0]
+    assert re.search(r'^"Project-Id-Version: .*\S\\n"$', fields, re.MULTILINE), "no space after the name"
 
 
 SPHINX_INTL = ["sphinx-intl", "-c", "conf/conf.py"]  # as docs/maintaining.md and the guide show it

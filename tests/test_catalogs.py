@@ -212,3 +212,23 @@ def test_a_process_parses_a_catalog_once_and_each_reader_changes_its_own_copy(tm
     assert second.get("Data").string == "資料" and read(po).get("Data").string == "資料"
     po.write_text(po.read_text("utf-8").replace("資料", "數據"), "utf-8")
     assert read(po).get("Data").string == "數據"  # the file's text is the key, not its name
+
+
+def test_a_new_catalog_of_an_unversioned_project_has_no_trailing_space(tmp_path):
+    """Sphinx's .pot of a project without a version reads "Project-Id-Version: NAME \\n";
+    make update-po's new catalog names the project without the space after it (issue 65)."""
+    from catalogs.merge import update_catalog
+
+    name, pot = "Data Parallelism in PyTorch", tmp_path / "index.pot"
+    # The header of Sphinx's message.pot template, with conf.py's project and no version.
+    pot.write_text(
+        f'#, fuzzy\nmsgid ""\nmsgstr ""\n"Project-Id-Version: {name} \\n"\n'
+        '"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+        '#: ../../docs/index.md:1\nmsgid "Tutorials"\nmsgstr ""\n',
+        "utf-8",
+    )
+    po = tmp_path / "zh_CN" / "LC_MESSAGES" / "index.po"
+    assert update_catalog(pot, po, "zh_CN") == "created"
+    new = po.read_text("utf-8")
+    assert f'"Project-Id-Version: {name}\\n"' in new
+    assert update_catalog(pot, po, "zh_CN") == "unchanged"  # and it stays so

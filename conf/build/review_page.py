@@ -39,7 +39,7 @@ from catalogs.diff import (
     unchanged_catalogs,
     word_diff,
 )
-from catalogs.po import CatalogError, printable
+from catalogs.po import CatalogError, printable, unreadable
 from catalogs.repository import ReviewError
 from gate.run_checks import CHECKS, run_checks, untranslated_elsewhere
 from catalogs.source_diff import (
@@ -332,8 +332,7 @@ def main(argv=None):
             base, langs, args.locale_dir, args.site, args.doctrees, args.out, args.pot_dir
         )
     except (CatalogError, RuntimeError, ReviewError) as err:
-        line = f":{err.line}" if isinstance(err, CatalogError) else ""
-        print(f"error{line}: {err}", file=sys.stderr)
+        print(err.located() if isinstance(err, CatalogError) else f"error: {err}", file=sys.stderr)
         return 1
     for lang in stale:
         print(
@@ -345,7 +344,10 @@ def main(argv=None):
     total = sum(len(p.changes) for p in pages)
     shown = os.path.relpath(args.out / "index.html")
     print(f"{total} changed entries since {base[0][:12]}; review page: {shown}", file=sys.stderr)
-    return 0
+    broken = unreadable(args.locale_dir, langs)  # the review shows none of their entries
+    for err in broken:
+        print(f"{err.located()}; the review shows none of this catalog's entries", file=sys.stderr)
+    return 1 if broken else 0
 
 
 if __name__ == "__main__":

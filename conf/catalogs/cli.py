@@ -24,9 +24,11 @@ from catalogs.po import (
     language_catalogs,
     messages,
     msgstr_line,
+    naming,
     read,
     reformat,
     shown,
+    unreadable,
 )
 from catalogs.seed_zh_tw import seed
 
@@ -67,7 +69,7 @@ def update(args):
             try:
                 result = merge.update_catalog(pot, po, lang)
             except CatalogError as err:
-                print(f"{shown(po)}:{err.line}: error: {err}", file=sys.stderr)
+                print(err.located(), file=sys.stderr)
                 return 1
             counts[result] += 1
             if result == "created":
@@ -94,7 +96,7 @@ def prune(args):
             try:
                 pruned = merge.prune_catalog(po, args.pot_dir / f"{domain}.pot")
             except CatalogError as err:
-                print(f"{shown(po)}:{err.line}: error: {err}", file=sys.stderr)
+                print(err.located(), file=sys.stderr)
                 return 1
             if pruned is None:
                 print(f"removed: {shown(po)} (its page is gone)")
@@ -109,14 +111,12 @@ def format_po(args):
     for lang in args.langs:
         for path in language_catalogs(args.locale_dir, lang).values():
             try:
-                difference = canonical_difference(catalog_text(path), lang)
-                if difference and not args.check:
-                    reformat(path)
+                with naming(path):
+                    difference = canonical_difference(catalog_text(path), lang)
+                    if difference and not args.check:
+                        reformat(path)
             except CatalogError as err:
-                print(
-                    f"{shown(path)}:{err.line or 1}: error: {err}; fix it, then run make format-po again",
-                    file=sys.stderr,
-                )
+                print(f"{err.located()}; fix it, then run make format-po again", file=sys.stderr)
                 failed += 1
                 continue
             changed += difference is not None
@@ -133,7 +133,7 @@ def stat(args):
     """Count translated, outdated and untranslated entries per page, against the current English."""
     # Another project's locale folder is counted as it stands: its English is not here.
     pot_dir = args.pot_dir if args.locale_dir.resolve() == LOCALE else None
-    if pot_dir and extract(args):
+    if pot_dir and extract(args) or not all_readable(args.langs, args.locale_dir, "counted"):
         return 1
     for lang in args.langs:
         pages = merge.language_counts(lang, args.locale_dir, pot_dir)
@@ -158,6 +158,8 @@ def stat(args):
 def review(args):
     """List each fuzzy and untranslated entry at its msgstr, with a word diff of its old and new English."""
     style = "color" if sys.stdout.isatty() else "text"
+    if not all_readable(args.langs, args.locale_dir, "listed"):
+        return 1
     for lang in args.langs:
         todo = {"fuzzy": 0, "untranslated": 0}
         for path in language_catalogs(args.locale_dir, lang).values():
@@ -185,6 +187,8 @@ def review(args):
 def seed_zh_tw(args):
     """Fill empty zh_TW entries from zh_CN through OpenCC, marked fuzzy; --check writes nothing."""
     total = 0
+    if not all_readable(args.langs, args.locale_dir, "seeded"):
+        return 1
     for tw_path, filled in seed(args.locale_dir, args.check):
         if filled is None:
             print(f"skipped: {shown(tw_path)} does not exist; run make update-po")
@@ -193,6 +197,17 @@ def seed_zh_tw(args):
         total += len(filled or ())
     print(f"zh_TW: {'would fill' if args.check else 'filled'} {total} entries from zh_CN (marked fuzzy)")
     return 1 if args.check and total else 0
+
+
+def all_readable(langs, locale_dir, done):
+    """True if every catalog of *langs* can be read; else say, at its line, why each cannot,
+    and that nothing was *done*."""
+    errors = unreadable(locale_dir, langs)
+    for err in errors:
+        print(err.located(), file=sys.stderr)
+    if errors:
+        print(f"error: nothing was {done}: fix the catalog(s) above, then run this again", file=sys.stderr)
+    return not errors
 
 
 COMMANDS = {
@@ -226,7 +241,11 @@ def main(argv=None):
             args.langs = catalog_languages(seeding, args.locale_dir)
     except ValueError as err:
         parser.error(str(err))
-    return COMMANDS[args.command](args)
+    try:
+        return COMMANDS[args.command](args)
+    except CatalogError as err:  # one the command did not expect to read: still named, no traceback
+        print(err.located(), file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

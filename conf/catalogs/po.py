@@ -15,6 +15,7 @@ revision date unset (editors stamp it on every save), obsolete entries last.
 """
 
 import codecs
+import contextlib
 import functools
 import io
 import os
@@ -45,16 +46,46 @@ _NEXT = {
     "msgstr": {"msgctxt", "msgid"},
     "msgstr[]": {"msgstr[]", "msgctxt", "msgid"},
 }
+# The header's project name followed by no version, as Babel writes it.
+_UNVERSIONED = re.compile(r'^("Project-Id-Version: [^"\n]*?) +\\n', re.MULTILINE)
 # A "#|" line as Babel keeps it: a translator comment "| msgid ..." or '| "..."'.
 _PREVIOUS = re.compile(r'^\|\s*(?:(msgctxt|msgid_plural|msgid)\s+)?(".*")$')
 
 
 class CatalogError(ValueError):
-    """A catalog that cannot be read; ``line`` says where."""
+    """A catalog that cannot be read; ``line`` says where, ``path`` (set by :func:`read` and
+    :func:`catalog_text`) which file."""
 
-    def __init__(self, line, message):
+    def __init__(self, line, message, path=None):
         super().__init__(message)
-        self.line = line
+        self.line, self.path = line, path
+
+    def located(self):
+        """``file:line: error: what is wrong``, as every command prints it."""
+        where = f"{shown(self.path)}:" if self.path is not None else "line "
+        return f"{where}{self.line or 1}: error: {self}"
+
+
+@contextlib.contextmanager
+def naming(path):
+    """Give a CatalogError raised inside the ``with`` the *path* of its catalog."""
+    try:
+        yield
+    except CatalogError as err:
+        err.path = path if err.path is None else err.path
+        raise
+
+
+def unreadable(locale_dir, langs):
+    """The CatalogError of each catalog of *langs* under *locale_dir* that cannot be read."""
+    found = []
+    for lang in langs:
+        for path in language_catalogs(locale_dir, lang).values():
+            try:
+                read(path, lang)
+            except CatalogError as err:
+                found.append(err)
+    return found
 
 
 def _bad_line(text):
@@ -144,6 +175,12 @@ def catalog_language(path):
 def catalog_text(path):
     """The text of the catalog file *path*; CatalogError if it is no plain UTF-8 file of at most
     :data:`MAX_SIZE` bytes (a link, a device or a folder is not opened through: ``O_NOFOLLOW``)."""
+    with naming(path):
+        return _catalog_text(path)
+
+
+def _catalog_text(path):
+    """:func:`catalog_text`, its CatalogError not yet naming *path*."""
     try:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
     except OSError as err:
@@ -192,7 +229,8 @@ def open_catalog(path, language=None):
 
 def read(path, language=None):
     """The Babel Catalog of the file *path* (its language by default its folder's), or CatalogError."""
-    return parse(catalog_text(path), language or catalog_language(path))
+    with naming(path):
+        return parse(catalog_text(path), language or catalog_language(path))
 
 
 def parse(text, language=None):
@@ -303,6 +341,8 @@ def text(catalog, language=None):
     buffer = io.BytesIO()
     write_po(buffer, catalog, width=WIDTH)
     blocks = buffer.getvalue().decode("utf-8").split("\n\n")
+    # Babel writes "project version": a .pot of Sphinx's without a version would leave a space.
+    blocks[0] = _UNVERSIONED.sub(r"\1\\n", blocks[0])
     # write_po ends every entry with a blank line, and no line of an entry is empty.
     for index, message in enumerate(messages(catalog), 1):
         if message.previous_id:

@@ -32,7 +32,7 @@ matplotlib.use("agg")  # as Sphinx-Gallery sets it, before pyplot is imported
 import matplotlib.pyplot as plt
 from docutils import nodes
 from matplotlib.text import Text
-from matplotlib.ticker import Formatter
+from matplotlib.ticker import FixedLocator, Formatter
 from PIL import Image
 from sphinx.locale import init
 from sphinx.util.i18n import docname_to_domain
@@ -174,11 +174,30 @@ def as_drawn(english, translation):
     return translation
 
 
+def keep_english_ticks(figure):
+    """Fix every axis's ticks where the English *figure* has them: a translated text takes other
+    room, and Matplotlib would choose other ticks for the axes left (0.0, 0.5, ... for 0 ... 4).
+    With the same locations, each formatter writes the same numbers."""
+    figure.draw_without_rendering()  # the English's layout, as its PNG was saved
+    for ax in figure.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_locator(FixedLocator(axis.get_majorticklocs()))
+            axis.set_minor_locator(FixedLocator(axis.get_minorticklocs()))
+
+
 def draw(pickled, translate, family, target, **savefig):
-    """Draw the figure *pickled* again with its texts translated (:func:`as_drawn`), in the font
-    *family*: a face of a collection (``Noto Sans CJK TC`` is face 3 of ``NotoSansCJK-Regular.ttc``),
-    which Matplotlib's font manager lists by name."""
+    """Draw the figure *pickled* again with its texts translated (:func:`translated_figure`)."""
+    figure = translated_figure(pickled, translate, family)
+    figure.savefig(target, **savefig)
+    plt.close(figure)  # unpickled, pyplot holds it
+
+
+def translated_figure(pickled, translate, family):
+    """The figure *pickled* with the English's ticks and its texts translated (:func:`as_drawn`),
+    in the font *family*: a face of a collection (``Noto Sans CJK TC`` is face 3 of
+    ``NotoSansCJK-Regular.ttc``), which Matplotlib's font manager lists by name."""
     figure = load_figure(pickled)
+    keep_english_ticks(figure)
     translated = translate
     translate = lambda text: as_drawn(text, translated(text))  # noqa: E731
     for ax in figure.axes:
@@ -189,8 +208,7 @@ def draw(pickled, translate, family, target, **savefig):
         if text:
             artist.set_text(translate(text))
             artist.set_fontfamily([family, "DejaVu Sans"])  # Latin and symbols from the second
-    figure.savefig(target, **savefig)
-    plt.close(figure)  # unpickled, pyplot holds it
+    return figure
 
 
 # -- In the build ------------------------------------------------------------------------------

@@ -11,11 +11,16 @@ pages through templates and other projects' scripts that do not escape it:
 compiled_catalogs.py compiles no interface translation the judge refuses, and
 :func:`escape_templates` gives the templates a gettext that judges and escapes
 again where each string is written. Every refusal fails the build.
+:class:`AtTheCatalog` reports Sphinx's warnings about a translation's
+references (a mistyped target) at its catalog line, not the generated page's.
 """
 
+import ast
+import logging as pylogging
 import os
 
 from docutils import nodes
+from docutils.utils import get_source_line
 from markupsafe import Markup
 from sphinx import addnodes
 from sphinx.locale import get_translator
@@ -43,11 +48,11 @@ ATTRIBUTE_ONLY = (nodes.meta, addnodes.translatable)
 PARSED_AS = (nodes.paragraph, nodes.section, nodes.literal_block, nodes.image)
 
 
-def catalog_entry(srcdir, config, domain, msgid, holding=None):
+def catalog_entry(srcdir, config, domain, msgid, holding=None, added=False):
     """``catalog:line`` of *msgid*'s translation in *domain*, or None.
 
     With *holding* instead of a msgid: of the first translation that holds
-    that text, at the line that does.
+    that text (with *added*, one whose English does not), at the line that does.
     """
     po = catalog_folder(srcdir, config) / config.language / "LC_MESSAGES" / f"{domain}.po"
     try:
@@ -57,11 +62,65 @@ def catalog_entry(srcdir, config, domain, msgid, holding=None):
     if holding is None:
         found = [catalog.get(msgid)]
     else:
-        found = [m for m in messages(catalog) if isinstance(m.string, str) and holding in m.string]
+        found = [
+            m
+            for m in messages(catalog)
+            if isinstance(m.string, str) and holding in m.string and not (added and holding in m.id)
+        ]
     for message in found:
         if message is not None and is_translated(message):
             return f"{po}:{msgstr_line(message, holding or '')}"
     return None
+
+
+# Where Locale parses a msgstr: the source of its nodes ends so (sphinx.transforms.i18n).
+TRANSLATED = ":<translated>"
+KEEP_TARGET = "keep the English's target and translate only the title before it"
+
+
+class AtTheCatalog(pylogging.Filter):
+    """Move a warning about a translation's reference from the generated page's line (a
+    ``docs/auto_examples/*.rst`` no translator edits) to the line of its catalog entry: Locale's
+    "inconsistent ... references" and a reference to no target ("undefined label")."""
+
+    LOGGERS = ("sphinx.transforms.i18n", "sphinx.transforms.post_transforms", "sphinx.domains.std")
+
+    def __init__(self, app):
+        super().__init__()
+        self.app = app
+
+    def filter(self, record):
+        node, said = getattr(record, "location", None), record.getMessage()
+        if not isinstance(node, nodes.Node) or not is_translated_build(self.app.config):
+            return True
+        if str(getattr(record, "subtype", "")).startswith("inconsistent"):
+            try:  # "... original: [raw sources], translated: [raw sources]"
+                original = ast.literal_eval(
+                    said[said.index("original: ") + 10 : said.rindex(", translated: ")]
+                )
+                translated = ast.literal_eval(said[said.rindex("translated: ") + 12 :])
+            except (ValueError, SyntaxError):
+                return True
+            held = [ref for ref in translated if ref not in original] or translated
+            docname = self.app.env.current_document.docname
+        elif isinstance(node, addnodes.pending_xref) and str(get_source_line(node)[0]).endswith(TRANSLATED):
+            target = node.get("reftarget", "")
+            held, docname = [node.rawsource, f"<{target}>", target], node.get("refdoc")
+        else:
+            return True
+        domain = docname and docname_to_domain(docname, self.app.config.gettext_compact)
+        found = (catalog_entry(self.app.srcdir, self.app.config, domain, None, text, True) for text in held)
+        where = next(filter(None, found), None) if domain else None
+        if where:
+            record.location, record.msg, record.args = where, f"{said}; {KEEP_TARGET}", ()
+        return True
+
+    @classmethod
+    def install(cls, app):
+        """Put a filter on each logger whose warnings it moves (one per logger, this app's)."""
+        for name in cls.LOGGERS:
+            logger = pylogging.getLogger(f"sphinx.{name}")  # sphinx.util.logging's names
+            logger.filters = [f for f in logger.filters if not isinstance(f, cls)] + [cls(app)]
 
 
 def guarded(parser):
@@ -275,4 +334,5 @@ def setup(app):
     app.connect("env-merge-info", merge)
     app.connect("env-updated", report)
     app.connect("build-finished", fail_if_refused)
+    AtTheCatalog.install(app)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

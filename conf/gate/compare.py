@@ -512,6 +512,15 @@ def role_text(role, syntax, target=None):
     return written(role.name, text, syntax)
 
 
+def retargeted(role, english, syntax):
+    """*role* leading to the target of the English's *english*: its own title kept, never its own
+    (mistyped) target made the title; without a title, the English's role as it is."""
+    if EXPLICIT_TITLE.match(role.text):
+        return role_text(role, syntax, raw_target(english))
+    titled = written(english.name, f"TITLE <{raw_target(english)}>", syntax)
+    return f"{role_text(english, syntax)} (or translate only its title: {titled})"
+
+
 def raw_target(role):
     """Return the target of *role* as written (not lowercased)."""
     match = EXPLICIT_TITLE.match(role.text)
@@ -593,7 +602,7 @@ def xrefs(message, english, translated, said):
         shown = role_text(role, syntax)
         replaced = lost_roles.pop(0) if lost_roles else None
         if message.project.resolves(message.catalog, role) is False:
-            fix = f"; keep the English's: {role_text(role, syntax, raw_target(replaced))}" if replaced else ""
+            fix = f"; keep the English's target: {retargeted(role, replaced, syntax)}" if replaced else ""
             yield error(f"{shown} does not resolve: no such target{fix}", at=role.text)
         elif replaced and "!" in role.text[:1] + replaced.text[:1]:
             yield error(
