@@ -374,6 +374,7 @@ def held_as_blocks_start(model, device, x, y):
     for block in model.blocks:  # these hooks run after FSDP2's, which come first
         hooks.append(block.register_forward_pre_hook(lambda block, args: forward.append(held())))
         hooks.append(block.register_forward_hook(count_as_backward_starts))
+    gc.collect()  # the earlier models, which refer to themselves, go now and not during the pass
     with tracker:
         F.cross_entropy(model(x), y).backward()
     for hook in hooks:
