@@ -75,7 +75,8 @@ def preview(tmp_path_factory):
     )
     base = f"http://127.0.0.1:{port}/zh_TW/"
     try:
-        wait_for(base + "index.html", "</html>", timeout=240)
+        # Its first build done: make html's pages, copied with the project, are there before it.
+        wait_for(base.replace("zh_TW/", "_live/status"), '"build": 1', timeout=240)
         yield project, base
     finally:
         os.killpg(process.pid, signal.SIGINT)  # Ctrl-C
