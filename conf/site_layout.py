@@ -68,16 +68,25 @@ def machinery_version():
     return files_digest([ROOT / "requirements.txt", *code])[:16]
 
 
+# What lies among the sources but is no page's source (a path from the checkout's root): the
+# gallery Sphinx-Gallery generates, the repository's guides, bytecode, compiled catalogs.
+NOT_A_SOURCE = re.compile(
+    rf"^docs/({GALLERY_NAME}/|({'|'.join(map(re.escape, REPOSITORY_GUIDES))})$)|__pycache__/|\.(mo|pyc)$"
+)
+
+
+def is_source(rel):
+    """Whether the file at *rel* (relative to the checkout's root) is a source of the pages."""
+    return not NOT_A_SOURCE.search(rel)
+
+
 def language_digest(lang):
     """A digest of everything *lang*'s pages are made from: the pins, the glossary, docs/,
     examples/, conf/ and the language's catalogs (not generated files)."""
     files = [ROOT / "requirements.txt", GLOSSARY]
     for folder in (DOCS, EXAMPLES, CONF, LOCALE / lang):
         files += folder.rglob("*")
-    generated = re.compile(
-        rf"^docs/({GALLERY_NAME}/|({'|'.join(map(re.escape, REPOSITORY_GUIDES))})$)|__pycache__/|\.mo$"
-    )
-    return files_digest(path for path in files if not generated.search(path.relative_to(ROOT).as_posix()))
+    return files_digest(path for path in files if is_source(path.relative_to(ROOT).as_posix()))
 
 
 def copy_project(dest, with_gallery=True):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from checkout_lock import held
-from site_layout import BUILD, CONF, DOCS, LOCALE, POT_DIR, REPOSITORY_GUIDES, ROOT
+from site_layout import BUILD, CONF, DOCS, LOCALE, POT_DIR, ROOT, is_source
 from catalogs.po import (
     Catalog,
     CatalogError,
@@ -61,13 +61,7 @@ def sources_digest(root=ROOT):
     for folder in (root / "docs", root / "examples", root / "conf"):
         for path in sorted(folder.rglob("*")):
             rel = path.relative_to(root).as_posix()
-            generated = (
-                rel.startswith("docs/auto_examples/")
-                or rel.removeprefix("docs/") in REPOSITORY_GUIDES
-                or "__pycache__" in rel
-                or rel.endswith((".mo", ".pyc"))
-            )
-            if path.is_file() and not generated:
+            if path.is_file() and is_source(rel):
                 size_time = path.stat()
                 digest.update(f"{rel}\0{size_time.st_size}\0{size_time.st_mtime_ns}\n".encode())
     return digest.hexdigest()

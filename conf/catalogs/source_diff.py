@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from languages import TRANSLATIONS
-from site_layout import BUILD, GALLERY, REPOSITORY_GUIDES, ROOT, language_digest
+from site_layout import BUILD, GALLERY, ROOT, is_source, language_digest
 from catalogs.diff import word_diff
 from catalogs.po import plain, printable
 from catalogs.repository import ReviewError, git
@@ -45,12 +45,12 @@ def source_changes(commit, root=ROOT, folders=FOLDERS):
     fields = names.split("\0")
     changes = []
     for status, path in zip(fields[::2], fields[1::2]):
-        if path.removeprefix("docs/") in REPOSITORY_GUIDES:
-            continue  # no page of the site
+        if not is_source(path):
+            continue  # a repository guide: no page of the site
         kind = {"A": "added", "D": "deleted"}.get(status[0], "modified")
         changes.append(SourceChange(path, kind, _hunks(commit, path, root)))
     for path in filter(None, new.split("\0")):
-        if path.startswith("docs/auto_examples/") or path.removeprefix("docs/") in REPOSITORY_GUIDES:
+        if not is_source(path):
             continue
         file = Path(root, path)
         if file.is_symlink() or not file.is_file():  # never what a link points at
