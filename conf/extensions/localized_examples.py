@@ -611,8 +611,12 @@ def make_downloads(app, env):
         if example is None:
             continue
         if not is_translated_build(app.config):
-            with open(example, encoding="utf-8") as source:  # Sphinx-Gallery's English script
-                script, notebook = source.read(), _notebook(example, app.config.sphinx_gallery_conf)
+            # The script and the notebook Sphinx-Gallery wrote beside the page.
+            with (
+                open(example, encoding="utf-8") as source,
+                open(os.path.join(app.srcdir, docname + ".ipynb"), encoding="utf-8") as made,
+            ):
+                script, notebook = source.read(), json.load(made)
             app.dp_downloads[docname] = (script, plain_markdown(notebook, titles))
             continue
         script, notebook, refused = _remembered_downloads(app, docname, example, parse)
