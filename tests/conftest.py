@@ -32,6 +32,10 @@ from bs4 import BeautifulSoup
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "conf"))
 os.environ["PYTHONPATH"] = str(ROOT / "conf")  # for `python -m build.site` and Sphinx, as make sets it
+# What the tests run prints plain text wherever they run: Sphinx colours its
+# messages when CI=true or FORCE_COLOR is set, as a CI service sets them, and
+# the tests read its lines.
+os.environ["NO_COLOR"] = "1"
 
 from checkout_lock import acquire, outside_env  # noqa: E402
 from languages import LANGUAGES  # noqa: E402
