@@ -237,6 +237,20 @@ def test_fresh_builds_are_byte_identical_with_source_date_epoch(tmp_path):
     assert differing == []
 
 
+def test_a_chinese_build_without_the_figures_font_names_it_and_keeps_the_site(project):
+    """Where the figures' font is not installed, Matplotlib would draw each Chinese
+    character as an empty box: the build names the font and publishes nothing."""
+    before = digest(project / "_build" / "html" / "zh_TW")
+    (project / "examples" / "plot_02_figure.py").write_text(FIGURE_EXAMPLE.format(height=1))
+    module, absent = project / "conf" / "extensions" / "localized_examples.py", "Noto Sans CJK of no region"
+    module.write_text(module.read_text("utf-8") + f"\nfigure_family = lambda language: {absent!r}\n", "utf-8")
+    result = build(project, "zh_TW")
+    said = [line for line in result.stderr.splitlines() if absent in line]
+    assert result.returncode != 0 and len(said) == 1, result.stderr[-3000:]  # none of Matplotlib's
+    assert "plot_02_figure" in said[0] and "fonts-noto-cjk" in said[0], said
+    assert_untouched(project, "zh_TW", before)
+
+
 def test_unknown_language_is_refused(capsys):
     assert site.main(["html", "fr"]) == 2
     assert "unknown language 'fr'" in capsys.readouterr().err

@@ -38,6 +38,7 @@ from extensions.localized_examples import (
     _made,
     draw,
     figure_family,
+    installed_font,
     figure_texts,
     load_figure,
     notebook_code,
@@ -426,15 +427,28 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 def test_each_language_draws_with_its_regional_face_of_the_collection():
-    from matplotlib.font_manager import FontProperties, findfont
     from matplotlib.ft2font import FT2Font
 
     for lang, region in REGION.items():
         family = figure_family(lang)
         assert family == f"Noto Sans CJK {region}"
-        path = findfont(FontProperties(family=family), fallback_to_default=False)
+        path = installed_font.__wrapped__(family)
         assert str(path).endswith(".ttc") and path.face_index != 0  # not the collection's first (JP)
         assert FT2Font(path, face_index=path.face_index).family_name == family
+
+
+def test_a_font_installed_after_matplotlib_listed_the_fonts_is_found(monkeypatch):
+    """Matplotlib's cached list of fonts, made before fonts-noto-cjk was installed, lacks it."""
+    from matplotlib.font_manager import fontManager
+
+    family = figure_family("zh_TW")
+    before = [font for font in fontManager.ttflist if not font.name.startswith("Noto Sans CJK")]
+    monkeypatch.setattr(fontManager, "ttflist", before)
+    fontManager._findfont_cached.cache_clear()  # the lookups made with the whole list
+    path = installed_font.__wrapped__(family)
+    assert path is not None and path.face_index != 0, path
+    assert installed_font.__wrapped__("Noto Sans CJK of no region") is None
+    fontManager._findfont_cached.cache_clear()  # the lookups made with the shortened list
 
 
 def drawn_svg(pickled, translate, family):

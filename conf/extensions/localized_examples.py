@@ -31,10 +31,12 @@ import matplotlib
 matplotlib.use("agg")  # as Sphinx-Gallery sets it, before pyplot is imported
 import matplotlib.pyplot as plt
 from docutils import nodes
+from matplotlib import font_manager
 from matplotlib.text import Text
 from matplotlib.ticker import FixedLocator, Formatter
 from PIL import Image
 from sphinx.locale import init
+from sphinx.util import logging
 from sphinx.util.i18n import docname_to_domain
 from sphinx_gallery import py_source_parser as parser
 from sphinx_gallery.directives import imgsgnode
@@ -358,6 +360,43 @@ def figure_family(language):
     return f"Noto Sans CJK {CJK_REGION.get(by_sphinx_code(language).script, 'SC')}"
 
 
+@functools.cache
+def installed_font(family):
+    """The file of the font *family* as Matplotlib finds it, or None if none is installed.
+
+    Matplotlib lists the system's fonts once and keeps the list in its cache; a
+    font installed since (fonts-noto-cjk after a first build) is added here, else
+    Matplotlib would draw every Chinese character of the figure as an empty box.
+    """
+    fonts = font_manager.fontManager
+    for retry in (False, True):
+        if retry:
+            listed = {font.fname for font in fonts.ttflist}
+            for path in font_manager.findSystemFonts():
+                if path not in listed:
+                    try:
+                        fonts.addfont(path)
+                    except (OSError, RuntimeError, ValueError):
+                        pass  # a file FreeType cannot read, as Matplotlib's own scan skips it
+        try:
+            return fonts.findfont(font_manager.FontProperties(family=family), fallback_to_default=False)
+        except ValueError:
+            pass
+    return None
+
+
+@functools.cache
+def _warn_missing_font(family, docname):
+    """Say, once per page, that *family* is not installed (see installed_font)."""
+    logging.getLogger(__name__).warning(
+        f"the translated figures need the font {family}, which is not installed, and would show"
+        " every Chinese character as an empty box; the English figures stay: apt-get install"
+        " fonts-noto-cjk (Debian, Ubuntu), or install Noto Sans CJK from"
+        " https://github.com/notofonts/noto-cjk",
+        location=docname,
+    )
+
+
 def _localized_figure(app, uri, pickled, docname):
     """Draw the figure again in the language of page *docname*, under images/<language>/, unless
     its inputs are unchanged (:func:`_inputs_key`); return its URI."""
@@ -366,8 +405,12 @@ def _localized_figure(app, uri, pickled, docname):
     path = os.path.join(app.srcdir, localized.lstrip("/"))
     key = _inputs_key(app, docname, pickled)
     if not _is_current(app, path, key):
+        family = figure_family(app.config.language)
+        if installed_font(family) is None:
+            _warn_missing_font(family, docname)
+            return uri
         drawn = io.BytesIO()
-        draw(pickled, _translator(app, docname), figure_family(app.config.language), drawn, format="png")
+        draw(pickled, _translator(app, docname), family, drawn, format="png")
         write_if_changed(path, _compact_png(drawn))
         _made(app, path, key)
     return localized
