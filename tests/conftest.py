@@ -18,6 +18,7 @@ import hashlib
 import http.server
 import io
 import os
+import re
 import runpy
 import shutil
 import subprocess
@@ -297,6 +298,11 @@ def run_module(project, module, *args, timeout=900, **env):
         timeout=timeout,
         env=outside_env(PYTHONPATH=str(Path(project) / "conf"), **env),
     )
+
+
+def spaced_fullwidth(text):
+    """The spaces *text* has beside full-width punctuation, which Chinese sets without any."""
+    return re.findall(r"\s[（）：，。；]|[（）：，。；]\s", text)
 
 
 def printed_lines(site, name, lang="en"):

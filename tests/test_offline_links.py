@@ -6,7 +6,7 @@ one that is not built is named with the command that builds it, never linked.
 """
 
 import pytest
-from conftest import run_module
+from conftest import run_module, spaced_fullwidth
 
 pytestmark = pytest.mark.browser
 PAGES = ("index.html", "auto_examples/plot_01_tiny.html")
@@ -29,6 +29,10 @@ def test_a_copy_built_opens_from_the_served_pages_and_one_not_built_says_how(min
         assert links == {} and missing == ["PDF (not built: make pdf)", "EPUB (not built: make epub)"], (
             missing
         )
+    for lang in ("zh_CN", "zh_TW"):  # the translation places the brackets, the colon and no space
+        missing = sidebar(open_page((pages / lang / "index.html").as_uri()))[1]
+        assert [text.rpartition("：")[2] for text in missing] == ["make pdf）", "make epub）"], missing
+        assert not any(map(spaced_fullwidth, missing)), missing
     result = run_module(mini_site, "build.offline", "epub", "en")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     epub = (mini_site / "_build" / "epub" / "en" / "data-parallelism-in-pytorch-en.epub").read_bytes()
