@@ -741,7 +741,7 @@ if __name__ == "__main__" and plt is not None:
                 colors=colours, alpha=0.25)
     ax.scatter(points[:, 0], points[:, 1], c=[colours[label] for label in labels], s=6)
     ax.set_aspect("equal")
-    ax.set_title("Predicted arm (background) and true arm (dots)")
+    ax.set_title("Predicted arm (background)\nand true arm (dots)")
     plt.show()
 
 # %%

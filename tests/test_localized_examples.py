@@ -42,6 +42,7 @@ from extensions.localized_examples import (
     figure_texts,
     load_figure,
     notebook_code,
+    translated_figure,
 )
 from catalogs.tutorial_text import code_tokens, localized_code, texts
 from babel.messages.catalog import Message
@@ -442,7 +443,8 @@ def test_a_font_installed_after_matplotlib_listed_the_fonts_is_found(monkeypatch
     from matplotlib.font_manager import fontManager
 
     family = figure_family("zh_TW")
-    before = [font for font in fontManager.ttflist if not font.name.startswith("Noto Sans CJK")]
+    noto = {font.fname for font in fontManager.ttflist if font.name.startswith("Noto Sans CJK")}
+    before = [font for font in fontManager.ttflist if font.fname not in noto]
     monkeypatch.setattr(fontManager, "ttflist", before)
     fontManager._findfont_cached.cache_clear()  # the lookups made with the whole list
     path = installed_font.__wrapped__(family)
@@ -587,3 +589,55 @@ def test_a_made_figure_or_download_is_reused_only_while_it_holds_what_was_made(t
     assert not _is_current(build, figure, "key")
     figure.unlink()
     assert not _is_current(build, figure, "key")
+
+
+def texts_cut_off(figure):
+    """The texts of *figure*, drawn, that reach past its edges (a long title): what the PNG cuts."""
+    from matplotlib.text import Text
+
+    figure.canvas.draw()
+    renderer, edge = figure.canvas.get_renderer(), figure.bbox
+    ticks = {
+        label
+        for ax in figure.axes
+        for axis in (ax.xaxis, ax.yaxis)
+        for tick in axis.majorTicks + axis.minorTicks
+        for label in (tick.label1, tick.label2)
+    }
+    shown = set()  # the labels of the ticks in view: Matplotlib draws no other
+    for ax in figure.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            low, high = sorted(axis.get_view_interval())
+            for tick in axis.majorTicks + axis.minorTicks:
+                if low - 1e-9 * (high - low) <= tick.get_loc() <= high + 1e-9 * (high - low):
+                    shown.update((tick.label1, tick.label2))
+    cut = []
+    for text in figure.findobj(Text):
+        if not text.get_visible() or not text.get_text().strip() or (text in ticks and text not in shown):
+            continue
+        box = text.get_window_extent(renderer)
+        if (
+            box.x0 < edge.x0 - 0.5
+            or box.x1 > edge.x1 + 0.5
+            or box.y0 < edge.y0 - 0.5
+            or box.y1 > edge.y1 + 0.5
+        ):
+            cut.append(text.get_text())
+    return cut
+
+
+@pytest.mark.parametrize("lang", ["en", *TRANSLATIONS])
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_no_text_of_a_figure_is_cut_off_at_its_edges(site, lang, example):
+    import matplotlib.pyplot as plt
+
+    kept = sorted((GALLERY / "images").glob(f"sphx_glr_{example}_*{PICKLE}"))
+    if not kept:
+        pytest.skip("this tutorial draws no figure")
+    for pickled in kept:
+        if lang == "en":
+            figure = load_figure(pickled)
+        else:
+            figure = translated_figure(pickled, translator(lang, example), figure_family(lang))
+        assert texts_cut_off(figure) == [], pickled.name
+        plt.close(figure)

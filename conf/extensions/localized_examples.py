@@ -198,17 +198,23 @@ def translated_figure(pickled, translate, family):
     """The figure *pickled* with the English's ticks and its texts translated (:func:`as_drawn`),
     in the font *family*: a face of a collection (``Noto Sans CJK TC`` is face 3 of
     ``NotoSansCJK-Regular.ttc``), which Matplotlib's font manager lists by name."""
+    installed_font(family)  # a font installed since Matplotlib listed the fonts is listed
     figure = load_figure(pickled)
     keep_english_ticks(figure)
-    translated = translate
-    translate = lambda text: as_drawn(text, translated(text))  # noqa: E731
+
+    def drawn(text):
+        # The catalog has the text as Sphinx extracts it, its line breaks spaces.
+        message = text.replace("\n", " ").strip()
+        translation = translate(message)
+        return as_drawn(text, text if translation == message else translation)
+
     for ax in figure.axes:
         for axis in (ax.xaxis, ax.yaxis):
-            _translated_ticks(axis, translate, family)
+            _translated_ticks(axis, drawn, family)
     for artist in figure.findobj(Text):
         text = artist.get_text()
         if text:
-            artist.set_text(translate(text))
+            artist.set_text(drawn(text))
             artist.set_fontfamily([family, "DejaVu Sans"])  # Latin and symbols from the second
     return figure
 
