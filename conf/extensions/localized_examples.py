@@ -17,6 +17,7 @@ From the English script (``examples/plot_*.py``) and the page's catalog:
   Sphinx-Gallery's converter leaves in their Markdown (:func:`plain_markdown`).
 """
 
+import contextlib
 import functools
 import hashlib
 import io
@@ -375,20 +376,24 @@ def installed_font(family):
     Matplotlib would draw every Chinese character of the figure as an empty box.
     """
     fonts = font_manager.fontManager
-    for retry in (False, True):
-        if retry:
-            listed = {font.fname for font in fonts.ttflist}
-            for path in font_manager.findSystemFonts():
-                if path not in listed:
-                    try:
-                        fonts.addfont(path)
-                    except (OSError, RuntimeError, ValueError):
-                        pass  # a file FreeType cannot read, as Matplotlib's own scan skips it
-        try:
-            return fonts.findfont(font_manager.FontProperties(family=family), fallback_to_default=False)
-        except ValueError:
-            pass
-    return None
+    found = _listed_font(fonts, family)
+    if found is None:
+        listed = {font.fname for font in fonts.ttflist}
+        for path in [path for path in font_manager.findSystemFonts() if path not in listed]:
+            with contextlib.suppress(
+                OSError, RuntimeError, ValueError
+            ):  # unreadable: Matplotlib skips it too
+                fonts.addfont(path)
+        found = _listed_font(fonts, family)
+    return found
+
+
+def _listed_font(fonts, family):
+    """The file of *family* in the font manager *fonts*' list, or None."""
+    try:
+        return fonts.findfont(font_manager.FontProperties(family=family), fallback_to_default=False)
+    except ValueError:
+        return None
 
 
 @functools.cache
