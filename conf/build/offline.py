@@ -59,14 +59,14 @@ def check_gallery():
         )
 
 
-def missing_glyphs(log, texdir):
-    """One line per character the fonts lacked, from xelatex's *log*, with its page.
+def missing_glyphs(log_lines, texdir):
+    """One line per character the fonts lacked, from the lines of xelatex's log, with its page.
 
     The page is the number printed on it (the last one shipped out, plus one);
     the Sphinx page is the last document label before the character's line.
     """
     found, page = [], 0
-    for line in Path(log).read_text("utf-8", errors="replace").splitlines():
+    for line in log_lines:
         match = MISSING.match(line)
         if match:
             tex = Path(texdir, match["tex"]).read_text("utf-8").splitlines()
@@ -93,7 +93,7 @@ def run_latexmk(texdir, stem):
     )
     log = Path(texdir, f"{stem}.log")
     said = log.read_text("utf-8", errors="replace").splitlines() if log.is_file() else []
-    missing = missing_glyphs(log, texdir) if said else []
+    missing = missing_glyphs(said, texdir)
     if missing:
         raise BuildError("LaTeX has no glyph for some characters:\n  " + "\n  ".join(missing))
     if result.returncode != 0 or not Path(texdir, f"{stem}.pdf").is_file():

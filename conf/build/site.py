@@ -149,20 +149,6 @@ def extract_english():
         print(said.rstrip(), flush=True)
 
 
-def preflight(lang):
-    """Why ``make html`` would not publish *lang* before building it (errors, one a line), or ''."""
-    if lang == SOURCE.sphinx:
-        return ""
-    try:
-        extract_english()
-    except BuildError as err:
-        return str(err)
-    bad, problems = refused([lang], {"syntax"} | CONTENT_CHECKS)
-    for problem in problems:
-        print(problem, file=sys.stderr)
-    return "\n".join(map(str, problems)) if bad else ""
-
-
 def input_digest(lang, recordings, sources=None):
     """A digest of everything *lang*'s pages are made from: its sources, Sphinx's options, the recordings."""
     digest = hashlib.sha256(" ".join(SPHINX_OPTS + recordings).encode())
@@ -309,7 +295,7 @@ def build_local(langs, outputs=()):
         return bad
 
     for lang in todo:
-        if stale_examples() and failed:
+        if failed and stale_examples():
             print(f"--- {lang}: not built: the examples did not all run (see above) ---", flush=True)
             failed.append(lang)
             continue
