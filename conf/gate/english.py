@@ -28,7 +28,7 @@ from catalogs.glossary import load as load_glossary
 from catalogs.tutorial_text import localized_code
 from gate.code import example_of
 from gate.findings import brief, error
-from gate.parse import EXPLICIT_TITLE, PROSE_ROLES, parse
+from gate.parse import EXPLICIT_TITLE, PROSE_ROLES, is_code_message, parse
 
 NAMES_FILE = Path(__file__).with_name("english_names.txt")
 # Roles whose text (or explicit title) a page shows as words, not as code.
@@ -102,6 +102,12 @@ def _code_texts(example):
     return frozenset(found)
 
 
+@functools.lru_cache(maxsize=8)
+def _allowed_in(project, lang):
+    """allowed_words of *project*'s glossary for *lang*: worked out once a run, not once an entry."""
+    return allowed_words(getattr(project, "glossary", ()), lang)
+
+
 FIX = (
     "translate it; a name (a product, a project) may stay English if it is a line of"
     " conf/gate/english_names.txt, a term if locale/glossary.csv gives it as its {lang} translation"
@@ -110,10 +116,10 @@ FIX = (
 
 def check(message):
     """Yield an error for the English words a reader would see in the translation."""
-    if "\n" in message.msgid or message.msgid.startswith(">>>"):
+    if is_code_message(message.msgid):
         return  # a literal block or a doctest: code, shown as it is
     roles = getattr(message.project, "roles", frozenset())
-    allowed = allowed_words(getattr(message.project, "glossary", ()), message.lang)
+    allowed = _allowed_in(message.project, message.lang)
     text = shown_words(message.msgstr, message.syntax, roles)
     for quoted in QUOTED.finditer(message.msgid):  # the English quotes it: kept as it is
         text = text.replace(quoted[1] or quoted[2], " ")

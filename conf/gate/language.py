@@ -18,7 +18,7 @@ from zhon import cedict
 from languages import by_sphinx_code
 from catalogs.glossary import term_pattern
 from gate.findings import error
-from gate.parse import parse
+from gate.parse import is_code_message, parse
 
 # A printf-style placeholder, as Python's %-formatting and Sphinx's templates write them.
 _PLACEHOLDER = re.compile(r"%\(\w+\)[a-z]")
@@ -72,7 +72,7 @@ def check_script(message):
 
 def check_terms(message):
     """Yield the glossary terms of the English (locale/glossary.csv) not translated as it says."""
-    if "\n" in message.msgid or message.msgid.startswith(">>>"):
+    if is_code_message(message.msgid):
         return  # code: names in it are not terms
     prose = parse(message.msgid, message.syntax, message.project.roles).prose
     prose = _PLACEHOLDER.sub(" ", prose)  # %(backend)s stands for a value, not for the word

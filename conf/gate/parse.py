@@ -551,6 +551,11 @@ _CODE_NODES = tuple(
 )
 
 
+def is_code_message(text):
+    """True for a message that is code shown as it is: a literal block (several lines) or a doctest."""
+    return "\n" in text or text.startswith(">>>")
+
+
 def doctest_source(text):
     """Return the Python of a ``>>>`` doctest (prompts removed), or *text* itself."""
     if not text.lstrip().startswith(">>>"):
