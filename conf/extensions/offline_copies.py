@@ -166,7 +166,8 @@ def add_download_links(app, pagename, templatename, context, doctree):
         links = {fmt: f"/_/downloads/{lang.rtd}/{version}/{fmt}/" for fmt in OFFLINE_FORMATS}
     else:
         up = "../" * pagename.count("/")
-        built = {fmt: path.name for fmt, path in offline_copies(lang.sphinx).items()}
+        # The copies configure() found once for the build (a change rewrites every page).
+        built = {name.rpartition(".")[2]: name for name in app.config.offline_copies_built.split(",") if name}
         links = {
             fmt: f"{up}{OFFLINE_FOLDER}/{built[fmt]}" if fmt in built else None for fmt in OFFLINE_FORMATS
         }
