@@ -167,12 +167,13 @@ def build_local(fmt, langs, outputs=()):
             failed = True
             continue
         (stamps / f"{fmt}-{lang}.sha256").write_text(digest)
-    return link_from_pages(linked, outputs) and not failed
+    return link_from_pages(linked, recordings) and not failed
 
 
-def link_from_pages(linked, outputs):
+def link_from_pages(linked, recordings):
     """Put each language's copies beside its built pages; rebuild the pages of those whose
-    pages name copies other than the ones now built (*linked*: the names they link)."""
+    pages name copies other than the ones now built (*linked*: the names they link), with the
+    *recordings* the copies were built with."""
     pages = BUILD / "html"
     relink = [lang for lang in linked if (pages / lang).is_dir() and linked_copies(lang) != linked[lang]]
     for lang in linked:
@@ -180,7 +181,7 @@ def link_from_pages(linked, outputs):
             place_copies(lang, pages / lang)
     if relink:
         print(f"--- the pages of {', '.join(relink)} link the new copies ---", flush=True)
-        return site.build_local(relink, outputs)
+        return site.build_local(relink, recordings=recordings)
     return True
 
 

@@ -251,15 +251,16 @@ def use_recordings(sources=(), fetched=()):
     return list(labels)
 
 
-def build_local(langs, outputs=()):
+def build_local(langs, outputs=(), recordings=None):
     """Build *langs* (default: all) into _build/html/<lang>/ plus the root index; False if one failed.
 
-    *outputs* are recordings (files or URLs) of executed examples to use.
+    *outputs* are recordings (files or URLs) of executed examples to use; *recordings*,
+    what use_recordings() already made of them (make pdf's pages, rebuilt to link a copy).
     """
     langs = select(langs)
     outdir, stamps = BUILD / "html", BUILD / "stamps"
     stamps.mkdir(parents=True, exist_ok=True)
-    recordings = use_recordings(outputs)
+    recordings = use_recordings(outputs) if recordings is None else recordings
     sources = {lang.sphinx: language_digest(lang.sphinx) for lang in LANGUAGES}
     # The pages link the offline copies built (make pdf, make epub): a new one rewrites them.
     digests = {lang: input_digest(lang, recordings, sources[lang] + linked_copies(lang)) for lang in sources}
